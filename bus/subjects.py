@@ -1,0 +1,183 @@
+"""Every NATS subject, stream and consumer name drivemt uses, built and checked in one place.
+
+Agents never spell a subject as a string literal: they ask a :class:`Subjects` instance, so that a
+namespace (one per deployment, or one per test) keeps independent installations apart on a shared
+NATS cluster.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bus.errors import InvalidSubjectError
+
+__all__ = ["DEFAULT_NAMESPACE", "StreamNames", "Subjects", "validate_token"]
+
+DEFAULT_NAMESPACE = "drivemt"
+
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def validate_token(token: str, *, what: str = "subject token") -> str:
+    """Check one subject token: no dots, wildcards, spaces or empty strings.
+
+    Args:
+        token: The token to check.
+        what: What the token is, for the error message.
+
+    Returns:
+        The token unchanged.
+
+    Raises:
+        InvalidSubjectError: If the token cannot be used inside a subject.
+    """
+    if not _TOKEN.match(token):
+        raise InvalidSubjectError(token, f"{what} must be letters, digits, '_' or '-'")
+    return token
+
+
+@dataclass(frozen=True)
+class StreamNames:
+    """Names of the JetStream streams and key-value buckets of one namespace."""
+
+    inputs: str
+    results: str
+    deadletter: str
+    heartbeats: str
+    processed_bucket: str
+
+
+@dataclass(frozen=True)
+class Subjects:
+    """Subjects of one drivemt namespace.
+
+    Args:
+        namespace: First token of every subject; lets several deployments or tests share one server.
+    """
+
+    namespace: str = DEFAULT_NAMESPACE
+
+    def __post_init__(self) -> None:
+        validate_token(self.namespace, what="namespace")
+
+    def _s(self, *tokens: str) -> str:
+        return ".".join((self.namespace, *tokens))
+
+    # -- inputs (stream INPUTS) --------------------------------------------------------------
+    @property
+    def rules_submitted(self) -> str:
+        """Traffic rules to turn into metamorphic relations."""
+        return self._s("rules", "submitted")
+
+    @property
+    def crashes_submitted(self) -> str:
+        """Crash reports to turn into simulated scenarios."""
+        return self._s("crashes", "submitted")
+
+    @property
+    def cases_submitted(self) -> str:
+        """Source test cases (frames, speed, steering) to build follow-ups for."""
+        return self._s("cases", "submitted")
+
+    @property
+    def tl_datasets_submitted(self) -> str:
+        """Labelled traffic-light datasets to augment."""
+        return self._s("tl", "datasets", "submitted")
+
+    # -- results (stream RESULTS) ------------------------------------------------------------
+    @property
+    def mrs_candidates(self) -> str:
+        """MR candidates from every configured rule parser, one event per rule."""
+        return self._s("mrs", "candidates")
+
+    @property
+    def mrs_accepted(self) -> str:
+        """The validated MR of a rule, stored in memory."""
+        return self._s("mrs", "accepted")
+
+    @property
+    def mrs_rejected(self) -> str:
+        """A rule for which no candidate passed validation, with the reasons."""
+        return self._s("mrs", "rejected")
+
+    def errors(self, domain: str) -> str:
+        """Bad-input and failure reports of one domain (``rules``, ``mrs`` ...): ``<ns>.errors.<domain>``."""
+        return self._s("errors", validate_token(domain, what="error domain"))
+
+    @property
+    def all_errors(self) -> str:
+        """Wildcard over every domain's errors."""
+        return self._s("errors", "*")
+
+    @property
+    def progress(self) -> str:
+        """Progress of long work, for progress bars and the terminal UI."""
+        return self._s("progress")
+
+    # -- operations ----------------------------------------------------------------------------
+    def heartbeat(self, agent: str, instance: str) -> str:
+        """Liveness and counters of one agent instance (last value kept per subject)."""
+        return self._s(
+            "agents", "heartbeat", validate_token(agent, what="agent name"), validate_token(instance)
+        )
+
+    @property
+    def all_heartbeats(self) -> str:
+        """Wildcard over every agent's heartbeat."""
+        return self._s("agents", "heartbeat", ">")
+
+    def deadletter(self, consumer: str) -> str:
+        """Events that consumer ``consumer`` could not handle, with the reason."""
+        return self._s("deadletter", validate_token(consumer, what="consumer name"))
+
+    @property
+    def all_deadletters(self) -> str:
+        """Wildcard over every consumer's dead letters."""
+        return self._s("deadletter", "*")
+
+    def rpc(self, method: str) -> str:
+        """Request/reply subject of a daemon service method (``mrs.list`` ...)."""
+        tokens = method.split(".")
+        for token in tokens:
+            validate_token(token, what="rpc method")
+        return self._s("rpc", *tokens)
+
+    @property
+    def everything(self) -> str:
+        """Wildcard over the whole namespace, for observers such as the terminal UI."""
+        return self._s(">")
+
+    # -- streams -------------------------------------------------------------------------------
+    @property
+    def streams(self) -> StreamNames:
+        """Stream and bucket names; JetStream names may not contain dots, so they are upper-cased tokens."""
+        prefix = self.namespace.upper().replace("-", "_")
+        return StreamNames(
+            inputs=f"{prefix}_INPUTS",
+            results=f"{prefix}_RESULTS",
+            deadletter=f"{prefix}_DEADLETTER",
+            heartbeats=f"{prefix}_HEARTBEATS",
+            processed_bucket=f"{prefix}_processed",
+        )
+
+    @property
+    def input_subjects(self) -> list[str]:
+        """Subjects captured by the inputs stream."""
+        return [
+            self.rules_submitted,
+            self.crashes_submitted,
+            self.cases_submitted,
+            self.tl_datasets_submitted,
+        ]
+
+    @property
+    def result_subjects(self) -> list[str]:
+        """Subjects captured by the results stream."""
+        return [
+            self.mrs_candidates,
+            self.mrs_accepted,
+            self.mrs_rejected,
+            self.all_errors,
+            self.progress,
+        ]

@@ -1,0 +1,157 @@
+"""drivemt's configuration, and the one module that reads environment variables.
+
+Sources, later ones winning: defaults, a YAML config file (``--config``), ``DRIVEMT_*`` environment
+variables (nested keys joined by ``__``: ``DRIVEMT_LLM__PROVIDER=openai``), then command-line options.
+API keys come from the environment only (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``QDRANT_API_KEY``
+or the variable a model's ``api_key_env`` names) and never enter the config hash.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bus.connection import BusSettings, ConsumerSettings
+from bus.subjects import DEFAULT_NAMESPACE
+from tools.errors import DrivemtError
+from tools.llm import LLMSettings, ModelConfig
+from tools.provenance import config_hash
+
+__all__ = ["AgentSettings", "ConfigError", "DrivemtConfig", "api_key_for", "load_config", "qdrant_api_key"]
+
+
+class ConfigError(DrivemtError):
+    """A configuration file or value that cannot be used."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source = source
+        self.reason = reason
+        super().__init__(f"configuration {source}: {reason}")
+
+
+class AgentSettings(BaseModel):
+    """How one agent type runs in a daemon."""
+
+    enabled: bool = Field(default=True, description="Run this agent in this daemon.")
+    copies: int = Field(default=1, ge=0, le=64, description="Instances in this process (more processes scale further).")
+    concurrency: int = Field(default=2, ge=1, le=256, description="Handler calls (or batches) in flight per instance.")
+    consumer: ConsumerSettings = Field(default_factory=ConsumerSettings)
+
+
+class AgentsSettings(BaseModel):
+    """Settings per agent type."""
+
+    m_agent: AgentSettings = Field(default_factory=AgentSettings)
+    validator: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
+
+
+class ValidationSettings(BaseModel):
+    """Acceptance of MR candidates."""
+
+    min_score: float = Field(default=0.6, ge=0.0, le=1.0, description="Least score (1 - hallucination) to accept an MR.")
+
+
+class EmbedderSettings(BaseModel):
+    """The MiniLM embedder."""
+
+    device: str = Field(default="cpu", description="Torch device.")
+    batch_size: int = Field(default=64, ge=1, description="Texts per forward pass.")
+    semantic_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Least similarity for a nearest-label match.")
+
+
+class DrivemtConfig(BaseSettings):
+    """Everything a daemon or command needs."""
+
+    model_config = SettingsConfigDict(env_prefix="DRIVEMT_", env_nested_delimiter="__", extra="forbid")
+
+    data_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("drivemt")),
+        description="JetStream store, Qdrant store, daemon state and run artefacts.",
+    )
+    nats_url: str | None = Field(default=None, description="Existing NATS server or cluster; embedded server if unset.")
+    qdrant_url: str | None = Field(default=None, description="Qdrant server; local mode under the data dir if unset.")
+    namespace: str = Field(default=DEFAULT_NAMESPACE, description="First token of every subject.")
+    ontology_files: list[Path] = Field(default_factory=list, description="User ontology files extending the packaged one.")
+    lexicon_file: Path | None = Field(default=None, description="A traffic lexicon replacing the packaged one.")
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    bus: BusSettings = Field(default_factory=BusSettings)
+    agents: AgentsSettings = Field(default_factory=AgentsSettings)
+    heartbeat_interval_s: float = Field(default=5.0, gt=0, description="Seconds between agent heartbeats.")
+    shutdown_grace_s: float = Field(default=20.0, ge=0, description="Seconds in-flight work may take to finish on stop.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(default="info")
+    log_format: Literal["json", "console"] = Field(default="json", description="json for machines, console for people.")
+    seed: int = Field(default=0, description="Seed recorded in provenance (the rule pipeline is deterministic).")
+
+    @property
+    def qdrant_path(self) -> Path:
+        """Local-mode Qdrant folder."""
+        return self.data_dir / "qdrant"
+
+    @property
+    def jetstream_dir(self) -> Path:
+        """Embedded server's JetStream folder."""
+        return self.data_dir / "jetstream"
+
+    @property
+    def state_file(self) -> Path:
+        """Where a daemon records its embedded server and its own pid."""
+        return self.data_dir / "daemon.json"
+
+    @property
+    def runs_dir(self) -> Path:
+        """Run artefacts, one folder per batch."""
+        return self.data_dir / "runs"
+
+    @property
+    def hash(self) -> str:
+        """Hash of the settings that change results (paths and URLs excluded)."""
+        return config_hash(
+            self.model_dump(mode="json", include={"namespace", "ontology_files", "lexicon_file", "llm", "validation", "embedder", "seed"})
+        )
+
+
+def load_config(path: Path | None = None, **overrides: Any) -> DrivemtConfig:
+    """Build the configuration from a YAML file, the environment and explicit overrides.
+
+    Args:
+        path: YAML config file, or ``None``.
+        **overrides: Values from the command line (``None`` values are ignored).
+
+    Raises:
+        ConfigError: If the file cannot be read or a value is invalid.
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(str(path), str(exc)) from exc
+        if not isinstance(loaded, dict):
+            raise ConfigError(str(path), "expected a mapping at the top level")
+        data.update(loaded)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return DrivemtConfig(**data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        raise ConfigError(str(path) if path else "(options)", problems) from exc
+
+
+def api_key_for(model: ModelConfig) -> str | None:
+    """The API key of a model, from the environment variable it names (or its provider's default)."""
+    env = model.key_env
+    return os.environ.get(env) if env else None
+
+
+def qdrant_api_key() -> str | None:
+    """Qdrant server API key from ``QDRANT_API_KEY``."""
+    return os.environ.get("QDRANT_API_KEY")
+

@@ -1,0 +1,193 @@
+"""The drivemt daemon: bus, memory and agents in one long-running process.
+
+Start-up order keeps the daemon quick to accept events: the bus comes first (embedded server, or
+adopted from a daemon that died, or an external ``--nats-url``), then the streams, then the agents;
+the embedding model loads in the background meanwhile. SIGINT/SIGTERM stop consuming, let in-flight
+work finish within a grace period and hand the rest back to the server for redelivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+import structlog
+
+from agents.runtime import AgentRunner
+from bus import Bus, EmbeddedNatsServer, Subjects, adoptable
+from bus.server import stop_pid
+from memory.mr_store import StoreSettings
+from runners.config import DrivemtConfig
+from runners.errors import DaemonRunningError
+from runners.pipeline import RulePipeline
+from runners.rpc import register_services
+from runners.state import DaemonState, pid_alive, read_state, remove_state, write_state
+from tools.similarity import Embedder
+
+__all__ = ["Daemon"]
+
+log = structlog.get_logger(__name__)
+
+
+class Daemon:
+    """One daemon process.
+
+    Args:
+        config: The configuration.
+        embedder: Share an already loaded embedder (tests, in-process runs).
+        model_clients: Model clients by label instead of building them (tests use replay clients).
+        store_settings: Override where the MR store lives.
+        write_state_file: Record the bus in the data dir's state file (off for private in-process runs).
+    """
+
+    def __init__(
+        self,
+        config: DrivemtConfig,
+        *,
+        embedder: Embedder | None = None,
+        model_clients: Mapping[str, Any] | None = None,
+        store_settings: StoreSettings | None = None,
+        write_state_file: bool = True,
+    ) -> None:
+        self.config = config
+        self.subjects = Subjects(config.namespace)
+        self._embedder = embedder
+        self._model_clients = model_clients
+        self._store_settings = store_settings
+        self._write_state = write_state_file
+        self.server: EmbeddedNatsServer | None = None
+        self._adopted_pid: int | None = None
+        self.bus: Bus | None = None
+        self.pipeline: RulePipeline | None = None
+        self.runners: list[AgentRunner] = []
+        self._stop = asyncio.Event()
+        self.nats_url: str | None = None
+
+    # -- start --------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Bring up bus, streams, memory and agents.
+
+        Raises:
+            DaemonRunningError: If another daemon already runs on this data dir.
+            BusError: If the bus cannot be reached.
+        """
+        cfg = self.config
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        self.nats_url = await self._bus_url()
+        self.bus = Bus(url=self.nats_url, subjects=self.subjects, name=f"drivemt-daemon-{os.getpid()}", settings=cfg.bus)
+        await self.bus.connect()
+        await self.bus.ensure_streams()
+        if self._write_state:
+            write_state(
+                cfg.state_file,
+                DaemonState(
+                    pid=os.getpid(),
+                    nats_url=self.nats_url,
+                    nats_pid=self.server.pid if self.server else self._adopted_pid,
+                    namespace=cfg.namespace,
+                    data_dir=str(cfg.data_dir),
+                    qdrant=cfg.qdrant_url or str(cfg.qdrant_path),
+                ),
+            )
+        log.info("bus ready", url=self.nats_url, namespace=cfg.namespace)
+        self.pipeline = RulePipeline(
+            cfg, embedder=self._embedder, model_clients=self._model_clients, store_settings=self._store_settings
+        )
+        self.pipeline.start_loading_models()
+        await self.pipeline.store.start()
+        await register_services(self.bus, self.pipeline)
+        for key, agent in self.pipeline.agents():
+            settings = getattr(cfg.agents, key)
+            if not settings.enabled:
+                continue
+            for _ in range(settings.copies):
+                runner = AgentRunner(
+                    agent,
+                    bus=self.bus,
+                    concurrency=settings.concurrency,
+                    consumer=settings.consumer,
+                    heartbeat_interval_s=cfg.heartbeat_interval_s,
+                )
+                await runner.start()
+                self.runners.append(runner)
+        log.info("daemon ready", agents=[r.agent.name for r in self.runners], data_dir=str(cfg.data_dir))
+
+    async def _bus_url(self) -> str:
+        cfg = self.config
+        if cfg.nats_url:
+            return cfg.nats_url
+        state = read_state(cfg.state_file)
+        if state is not None and state.pid != os.getpid() and pid_alive(state.pid):
+            raise DaemonRunningError(str(cfg.data_dir), state.pid, state.nats_url)
+        if state is not None and state.nats_pid is not None:
+            if adoptable(state.nats_url, state.nats_pid):
+                log.warning("adopting the bus of a daemon that did not stop cleanly", url=state.nats_url, nats_pid=state.nats_pid, dead_daemon_pid=state.pid)
+                self._adopted_pid = state.nats_pid
+                return state.nats_url
+            if pid_alive(state.nats_pid):
+                log.warning("stopping an unresponsive server left by an earlier daemon", nats_pid=state.nats_pid)
+                await asyncio.to_thread(stop_pid, state.nats_pid)
+        self.server = EmbeddedNatsServer(store_dir=cfg.jetstream_dir, log_file=cfg.data_dir / "nats-server.log")
+        return await self.server.start()
+
+    # -- run / stop -----------------------------------------------------------------------------
+    def request_stop(self) -> None:
+        """Ask the daemon to stop (signal handlers call this)."""
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Run until SIGINT/SIGTERM (or :meth:`request_stop`), then stop cleanly."""
+        loop = asyncio.get_running_loop()
+        signals = (signal.SIGINT, signal.SIGTERM)
+        for sig in signals:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._on_signal, sig)
+        try:
+            await self._stop.wait()
+        finally:
+            for sig in signals:
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(sig)
+            await self.stop()
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        if self._stop.is_set():
+            log.warning("second signal: exiting now; unfinished work will be redelivered", signal=sig.name)
+            os._exit(130)
+        log.info("stopping: finishing in-flight work", signal=sig.name, grace_s=self.config.shutdown_grace_s)
+        self._stop.set()
+
+    async def stop(self) -> None:
+        """Finish or hand back in-flight work, then close everything this daemon owns."""
+        runners, self.runners = self.runners, []
+        await asyncio.gather(*(r.stop(grace_s=self.config.shutdown_grace_s) for r in runners), return_exceptions=True)
+        if self.pipeline is not None:
+            await self.pipeline.store.stop()
+            await self.pipeline.close()
+        if self.bus is not None:
+            await self.bus.close()
+        if self.server is not None:
+            await self.server.stop()
+        elif self._adopted_pid is not None:
+            await asyncio.to_thread(stop_pid, self._adopted_pid)
+        if self._write_state:
+            remove_state(self.config.state_file, pid=os.getpid())
+        log.info("daemon stopped")
+
+    async def __aenter__(self) -> Daemon:
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()

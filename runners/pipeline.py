@@ -1,0 +1,145 @@
+"""Builds the rules -> MRs pipeline (ontology, parsers, validator, store, agents) from the configuration.
+
+The daemon and the in-process CLI run use the same assembly, so what ``drivemt rules extract`` does
+is exactly what a daemon does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from agents.m_agent import MAgent
+from agents.runtime import Agent
+from agents.validator import ValidatorAgent
+from memory.embeddings import MiniLMEmbedder
+from memory.mr_store import QdrantMRStore, StoreSettings
+from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
+from tools.lexicon import load_lexicon
+from tools.llm import build_model_client
+from tools.llm_parser import LLMRuleParser
+from tools.llm_validator import LLMSelfCheckValidator
+from tools.offline_parser import OntologyGroundedParser
+from tools.ontology import Ontology, load_ontology
+from tools.provenance import Provenance
+from tools.rule_tools import RuleToolContext
+from tools.similarity import Embedder
+from tools.validation import MRValidator, OfflineValidator
+
+__all__ = ["RulePipeline"]
+
+log = structlog.get_logger(__name__)
+
+
+class RulePipeline:
+    """Everything the rule agents need.
+
+    Args:
+        config: The configuration.
+        embedder: An embedder to share (a new MiniLM one if omitted).
+        model_clients: Model clients by ``provider:model`` label, to use instead of building them
+            (tests pass autogen replay clients here).
+        store_settings: Where the MR store lives (from the config if omitted).
+    """
+
+    def __init__(
+        self,
+        config: DrivemtConfig,
+        *,
+        embedder: Embedder | None = None,
+        model_clients: Mapping[str, Any] | None = None,
+        store_settings: StoreSettings | None = None,
+    ) -> None:
+        self.config = config
+        self.ontology: Ontology = load_ontology(config.ontology_files + self._accepted_extension())
+        self.lexicon = load_lexicon(config.lexicon_file)
+        self.embedder: Embedder = embedder or MiniLMEmbedder(
+            device=config.embedder.device, batch_size=config.embedder.batch_size
+        )
+        self.offline_parser = OntologyGroundedParser(
+            ontology=self.ontology,
+            lexicon=self.lexicon,
+            embedder=self.embedder,
+            semantic_threshold=config.embedder.semantic_threshold,
+        )
+        self.offline_validator = OfflineValidator(
+            ontology=self.ontology, parser=self.offline_parser, min_score=config.validation.min_score
+        )
+        self.tool_context = RuleToolContext(self.ontology, self.offline_parser, self.offline_validator)
+        clients = dict(model_clients or {})
+
+        def client_for(model: Any) -> Any:
+            if model.label not in clients:
+                clients[model.label] = build_model_client(model, api_key=api_key_for(model))
+            return clients[model.label]
+
+        llm = config.llm
+        self.llm_parsers = [
+            LLMRuleParser(model_client=client_for(m), label=m.label, ontology=self.ontology, tool_context=self.tool_context)
+            for m in llm.parsers
+        ]
+        self.validator: MRValidator = (
+            LLMSelfCheckValidator(
+                model_client=client_for(llm.validator),
+                label=llm.validator.label,
+                offline=self.offline_validator,
+                samples=llm.samples,
+                min_score=config.validation.min_score,
+            )
+            if llm.validator is not None
+            else self.offline_validator
+        )
+        self.model_clients = clients
+        models = [p.name for p in self.llm_parsers]
+        if llm.include_offline_parser or not self.llm_parsers:
+            models.append(self.offline_parser.name)
+        models += [self.validator.name, self.embedder.name]
+        self.provenance = Provenance(
+            config_hash=config.hash, ontology_hash=self.ontology.hash, models=models, seed=config.seed
+        )
+        self.store = QdrantMRStore(
+            settings=store_settings
+            or StoreSettings(path=config.qdrant_path, url=config.qdrant_url, api_key=qdrant_api_key()),
+            embedder=self.embedder,
+        )
+
+    def _accepted_extension(self) -> list[Any]:
+        path = self.config.data_dir / "ontology" / "accepted.yaml"
+        return [path] if path.is_file() else []
+
+    def start_loading_models(self) -> None:
+        """Start loading the embedding model in the background (a no-op for injected embedders)."""
+        start = getattr(self.embedder, "start_loading", None)
+        if callable(start):
+            start()
+
+    def agents(self) -> list[tuple[str, Agent]]:
+        """``(settings key, agent)`` for every agent of the pipeline."""
+        use_offline = self.config.llm.include_offline_parser or not self.llm_parsers
+        return [
+            (
+                "m_agent",
+                MAgent(
+                    ontology=self.ontology,
+                    offline_parser=self.offline_parser if use_offline else None,
+                    llm_parsers=self.llm_parsers,
+                    provenance=self.provenance,
+                ),
+            ),
+            (
+                "validator",
+                ValidatorAgent(validator=self.validator, store=self.store, ontology=self.ontology, provenance=self.provenance),
+            ),
+        ]
+
+    async def close(self) -> None:
+        """Close model clients."""
+        for client in self.model_clients.values():
+            close = getattr(client, "close", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception as exc:  # closing a client must not mask the real shutdown
+                    log.debug("closing a model client failed", error=str(exc))

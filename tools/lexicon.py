@@ -1,0 +1,240 @@
+"""The traffic lexicon and the phrase matcher of the offline rule parser.
+
+The lexicon (``tools/data/lexicon.yaml``) maps the many ways traffic codes phrase a thing onto
+ontology terms. :class:`PhraseMatcher` finds term and alias mentions in a rule's text, on folded
+tokens, allowing up to two words in between inside one clause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tools.errors import OntologyError
+from tools.text import fold_word, tokens
+
+__all__ = ["Lexicon", "PhraseMatcher", "Token", "load_lexicon", "tokenize_rule"]
+
+_ABBREVIATIONS = frozenset({"st", "no", "e.g", "i.e", "etc", "vs", "approx", "nr", "sec", "para", "art"})
+_SCAN = re.compile(r"[A-Za-z0-9]+(?:['\u2019/.-][A-Za-z0-9]+)*|[.;:!?()\[\]\n\"]|,")
+_SENTENCE_END = frozenset({".", "!", "?", "\n"})
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word of a rule.
+
+    Attributes:
+        word: Folded form (lower case, plural folded).
+        raw: The word as written.
+        clause: Index of its clause (commas, semicolons, brackets and quotes end clauses).
+        sentence: Index of its sentence.
+        start: Character offset in the rule text.
+        end: Character offset after the word.
+    """
+
+    word: str
+    raw: str
+    clause: int
+    sentence: int
+    start: int
+    end: int
+
+
+def tokenize_rule(text: str) -> list[Token]:
+    """Split a rule into words with clause and sentence indices.
+
+    A full stop ends a sentence unless it follows a known abbreviation ("St.", "No.", "e.g.").
+    """
+    out: list[Token] = []
+    clause = sentence = 0
+    for m in _SCAN.finditer(text):
+        piece = m.group(0)
+        if piece[0].isalnum():
+            raw = piece
+            low = raw.lower().replace("\u2019", "'")
+            if low.endswith(".") and low[:-1] in _ABBREVIATIONS:
+                low = low[:-1]
+            out.append(Token(fold_word(low), raw, clause, sentence, m.start(), m.end()))
+            continue
+        prev = out[-1].word if out else ""
+        if piece == "." and prev in _ABBREVIATIONS:
+            continue
+        clause += 1
+        if piece in _SENTENCE_END:
+            sentence += 1
+    return out
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A phrase to find, and what it stands for."""
+
+    words: tuple[str, ...]
+    target: str
+    kind: str
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Match:
+    """Where a pattern was found: token span ``[start, end)`` and the words skipped inside it."""
+
+    pattern: Pattern
+    start: int
+    end: int
+    gap: int
+
+
+class PhraseMatcher:
+    """Finds many phrases in a token list at once, indexed by first word.
+
+    Args:
+        patterns: The phrases to find.
+        max_gap: Words allowed between two consecutive pattern words (within one clause).
+    """
+
+    def __init__(self, patterns: Iterable[Pattern], *, max_gap: int = 2) -> None:
+        self._by_first: dict[str, list[Pattern]] = defaultdict(list)
+        for p in patterns:
+            if p.words:
+                self._by_first[p.words[0]].append(p)
+        self.max_gap = max_gap
+
+    def find(self, toks: list[Token], *, masked: frozenset[int] = frozenset()) -> list[Match]:
+        """Every match, longest first at each position; masked token positions never match."""
+        words = [t.word for t in toks]
+        found: list[Match] = []
+        for i, w in enumerate(words):
+            if i in masked:
+                continue
+            for p in self._by_first.get(w, ()):
+                m = self._match_at(toks, words, i, p, masked)
+                if m is not None:
+                    found.append(m)
+        found.sort(key=lambda m: (m.start, -(m.end - m.start), m.gap))
+        return found
+
+    def _match_at(
+        self, toks: list[Token], words: list[str], i: int, p: Pattern, masked: frozenset[int]
+    ) -> Match | None:
+        pos, gap = i, 0
+        for w in p.words[1:]:
+            nxt = pos + 1
+            limit = min(len(words), nxt + self.max_gap + 1)
+            found = -1
+            for j in range(nxt, limit):
+                if j in masked or toks[j].clause != toks[pos].clause:
+                    break
+                if words[j] == w:
+                    found = j
+                    break
+            if found < 0:
+                return None
+            gap += found - nxt
+            pos = found
+        return Match(p, i, pos + 1, gap)
+
+
+@dataclass
+class Lexicon:
+    """General traffic vocabulary, as loaded from YAML."""
+
+    manipulation_aliases: dict[str, list[str]]
+    ego_phrases: list[str]
+    road_type_aliases: dict[str, list[str]]
+    implied_road_types: dict[str, str]
+    implied_manipulations: dict[str, list[str]]
+    trigger_words: list[str]
+    secondary_words: list[str]
+    signal_colours: dict[str, list[str]]
+    signal_context: list[str]
+    non_signal_nouns: list[str]
+    behavior_cues: dict[str, list[tuple[str, float]]]
+    source: str = "packaged lexicon.yaml"
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @staticmethod
+    def phrase(text: str) -> tuple[str, ...]:
+        """Folded words of a lexicon phrase."""
+        return tokens(text)
+
+
+def _as_str_list(data: Mapping[str, Any], key: str, source: str) -> list[str]:
+    value = data.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise OntologyError(source, f"lexicon {key} must be a list of strings")
+    return value
+
+
+def _as_map_of_lists(data: Mapping[str, Any], key: str, source: str) -> dict[str, list[str]]:
+    value = data.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise OntologyError(source, f"lexicon {key} must be a mapping")
+    out: dict[str, list[str]] = {}
+    for k, v in value.items():
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise OntologyError(source, f"lexicon {key}.{k} must be a list of strings")
+        out[str(k)] = v
+    return out
+
+
+def _parse_lexicon(data: Any, source: str) -> Lexicon:
+    if not isinstance(data, Mapping):
+        raise OntologyError(source, "lexicon must be a mapping")
+    cues_raw = data.get("behavior_cues") or {}
+    cues: dict[str, list[tuple[str, float]]] = {}
+    for behavior, items in cues_raw.items():
+        pairs: list[tuple[str, float]] = []
+        for item in items:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+                raise OntologyError(source, f"behavior_cues.{behavior} items must be [phrase, weight]")
+            pairs.append((item[0], float(item[1])))
+        cues[str(behavior)] = pairs
+    implied = data.get("implied_road_types") or {}
+    if not isinstance(implied, Mapping):
+        raise OntologyError(source, "lexicon implied_road_types must be a mapping")
+    return Lexicon(
+        manipulation_aliases=_as_map_of_lists(data, "manipulation_aliases", source),
+        ego_phrases=_as_str_list(data, "ego_phrases", source),
+        road_type_aliases=_as_map_of_lists(data, "road_type_aliases", source),
+        implied_road_types={str(k): str(v) for k, v in implied.items()},
+        implied_manipulations=_as_map_of_lists(data, "implied_manipulations", source),
+        trigger_words=_as_str_list(data, "trigger_words", source),
+        secondary_words=_as_str_list(data, "secondary_words", source),
+        signal_colours=_as_map_of_lists(data, "signal_colours", source),
+        signal_context=_as_str_list(data, "signal_context", source),
+        non_signal_nouns=_as_str_list(data, "non_signal_nouns", source),
+        behavior_cues=cues,
+        source=source,
+    )
+
+
+@cache
+def _packaged_lexicon() -> Lexicon:
+    text = resources.files("tools.data").joinpath("lexicon.yaml").read_text(encoding="utf-8")
+    return _parse_lexicon(yaml.safe_load(text), "packaged lexicon.yaml")
+
+
+def load_lexicon(path: Path | str | None = None) -> Lexicon:
+    """Load the packaged lexicon, or a user's file of the same shape in its place.
+
+    Raises:
+        OntologyError: If the file is missing or malformed.
+    """
+    if path is None:
+        return _packaged_lexicon()
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise OntologyError(str(p), str(exc)) from exc
+    return _parse_lexicon(data, str(p))

@@ -1,0 +1,448 @@
+"""The offline rule parser: ontology-grounded extraction, not a language model.
+
+It follows the order of AutoMT's prompt (behaviour, then road type, then the manipulation and its
+verb) with deterministic means:
+
+* the lexicon (``tools/data/lexicon.yaml``) and the ontology terms are found in the rule's words;
+* the manipulation is the term mentioned where the rule states its trigger ("if", "when", "at" ...),
+  preferring specific terms and early mentions, and avoiding lists of examples and exceptions;
+* the road type is the place the rule names, else the place its manipulation implies, else
+  "any roads";
+* the behaviour comes from weighted cue phrases ("walking speed" -> slow down, "must not be
+  overtaken" -> keep current);
+* where no term is mentioned at all, the rule's clauses are compared with every manipulation term by
+  MiniLM similarity (nearest label), if an embedder is given.
+
+Results name this parser ``offline:ontology-grounded`` so nobody mistakes them for an LLM's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from tools.lexicon import Lexicon, Match, Pattern, PhraseMatcher, Token, load_lexicon, tokenize_rule
+from tools.mr import MRCandidate, MRFields
+from tools.ontology import Ontology, Term, Vocabulary
+from tools.rules import TrafficRule
+from tools.similarity import Embedder, LabelIndex
+from tools.text import normalise_phrase, tokens
+
+__all__ = ["OFFLINE_PARSER_NAME", "OntologyGroundedParser", "RuleAnalysis"]
+
+OFFLINE_PARSER_NAME = "offline:ontology-grounded"
+
+_ANY_ROADS = "any roads"
+_LIGHTING = re.compile(r"light|dark|glare|night|dusk|dawn")
+_SURFACE = re.compile(r"road|ice|mud|gravel|pothole|slippery|flood")
+
+
+@dataclass
+class Mention:
+    """A term found in the rule."""
+
+    term: Term
+    start: int
+    end: int
+    gap: int
+    via: str
+    surface: str
+    score: float = 0.0
+
+
+@dataclass
+class RuleAnalysis:
+    """What the parser found in one rule; also what the offline validator checks against."""
+
+    rule: TrafficRule
+    tokens: list[Token]
+    manipulations: list[Mention]
+    road_types: list[Mention]
+    behavior_scores: dict[str, float]
+    behavior_evidence: dict[str, list[str]]
+    semantic: list[tuple[str, float]] = field(default_factory=list)
+
+
+class _RegionModel:
+    """Patterns compiled for one region's vocabulary."""
+
+    def __init__(self, vocabulary: Vocabulary, lexicon: Lexicon) -> None:
+        self.vocabulary = vocabulary
+        self.lexicon = lexicon
+        # Core terms first; lexicon aliases next (they map region spellings such as "Fog" onto the
+        # core term "fog environment"); region terms fill in what is left.
+        manip_patterns: dict[tuple[str, ...], Pattern] = {}
+        for term in vocabulary.manipulations:
+            if term.is_core:
+                manip_patterns.setdefault(term.tokens, Pattern(term.tokens, term.normalised, "term"))
+        for target, aliases in lexicon.manipulation_aliases.items():
+            resolved = vocabulary.lookup("manipulation", target)
+            if resolved is None:
+                continue
+            for alias in aliases:
+                words = tokens(alias)
+                if words and words not in manip_patterns:
+                    manip_patterns[words] = Pattern(words, resolved.normalised, "alias")
+        for term in vocabulary.manipulations:
+            manip_patterns.setdefault(term.tokens, Pattern(term.tokens, term.normalised, "term"))
+        self.manipulation_matcher = PhraseMatcher(manip_patterns.values())
+
+        road_patterns: dict[tuple[str, ...], Pattern] = {}
+        for term in vocabulary.road_types:
+            road_patterns[term.tokens] = Pattern(term.tokens, term.normalised, "term")
+        for target, aliases in lexicon.road_type_aliases.items():
+            resolved = vocabulary.lookup("road_type", target)
+            if resolved is None:
+                continue
+            for alias in aliases:
+                words = tokens(alias)
+                existing = road_patterns.get(words)
+                # Core terms keep their own spelling; aliases re-map region terms onto core ones.
+                if existing is None or not self._is_core_road(existing.target):
+                    road_patterns[words] = Pattern(words, resolved.normalised, "alias")
+        self.road_matcher = PhraseMatcher(road_patterns.values())
+
+        self.ego_matcher = PhraseMatcher(Pattern(tokens(p), "ego", "ego") for p in lexicon.ego_phrases)
+        self.cue_matcher = PhraseMatcher(
+            (
+                Pattern(tokens(phrase), behavior, "cue", weight)
+                for behavior, cues in lexicon.behavior_cues.items()
+                for phrase, weight in cues
+            ),
+            max_gap=1,
+        )
+        self.implied_matcher = PhraseMatcher(
+            Pattern(tokens(p), target, "implied")
+            for target, phrases in lexicon.implied_manipulations.items()
+            if vocabulary.lookup("manipulation", target) is not None
+            for p in phrases
+        )
+        self.implied_roads: dict[str, str] = {}
+        for manip, road in lexicon.implied_road_types.items():
+            m = vocabulary.lookup("manipulation", manip)
+            r = vocabulary.lookup("road_type", road)
+            if m is not None and r is not None:
+                self.implied_roads[m.normalised] = r.normalised
+        self.trigger_words = {tokens(w)[0] for w in lexicon.trigger_words if tokens(w)}
+        self.secondary = [tokens(w) for w in lexicon.secondary_words if tokens(w)]
+        self.colour_words = {
+            w: colour for colour, words in lexicon.signal_colours.items() for w in words
+        }
+        self.signal_context = [tokens(w) for w in lexicon.signal_context]
+        self.non_signal = {fold for n in lexicon.non_signal_nouns for fold in tokens(n)}
+
+    def _is_core_road(self, normalised: str) -> bool:
+        term = self.vocabulary.lookup("road_type", normalised)
+        return term is not None and term.is_core
+
+    def term(self, field_: str, normalised: str) -> Term:
+        found = self.vocabulary.lookup(field_, normalised)  # type: ignore[arg-type]
+        assert found is not None, normalised
+        return found
+
+    @cached_property
+    def any_roads(self) -> Term:
+        found = self.vocabulary.lookup("road_type", _ANY_ROADS)
+        if found is None:  # a user ontology without the generic road type
+            return Term(_ANY_ROADS, "road_type", "m_agent_prompt")
+        return found
+
+
+class OntologyGroundedParser:
+    """Offline rule parser: lexicon + ontology terms + MiniLM nearest label. Not an LLM.
+
+    Args:
+        ontology: The MR ontology.
+        lexicon: Traffic vocabulary (the packaged one by default).
+        embedder: Optional text embedder for the nearest-label fallback.
+        top_k: Candidates per rule (distinct manipulations).
+        semantic_threshold: Least cosine similarity for a nearest-label manipulation.
+    """
+
+    kind = "offline"
+
+    def __init__(
+        self,
+        *,
+        ontology: Ontology,
+        lexicon: Lexicon | None = None,
+        embedder: Embedder | None = None,
+        top_k: int = 3,
+        semantic_threshold: float = 0.45,
+    ) -> None:
+        self.ontology = ontology
+        self.lexicon = lexicon or load_lexicon()
+        self.embedder = embedder
+        self.top_k = top_k
+        self.semantic_threshold = semantic_threshold
+        self._regions: dict[str, _RegionModel] = {}
+        self._label_indexes: dict[str, LabelIndex] = {}
+
+    @property
+    def name(self) -> str:
+        """Parser name recorded with every candidate."""
+        return OFFLINE_PARSER_NAME
+
+    def region_model(self, region: str) -> _RegionModel:
+        """Compiled patterns of a region (cached)."""
+        key = region.lower()
+        if key not in self._regions:
+            self._regions[key] = _RegionModel(self.ontology.vocabulary(key), self.lexicon)
+        return self._regions[key]
+
+    # -- analysis -------------------------------------------------------------------------------
+    def analyse(self, rule: TrafficRule) -> RuleAnalysis:
+        """Find every term, place and behaviour cue in one rule (no embeddings)."""
+        model = self.region_model(rule.region)
+        toks = tokenize_rule(rule.text)
+        masked = frozenset(i for m in model.ego_matcher.find(toks) for i in range(m.start, m.end))
+        manip = [self._mention(model, "manipulation", m, toks) for m in model.manipulation_matcher.find(toks, masked=masked)]
+        manip += self._colour_mentions(model, toks, masked)
+        roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks)]
+        manip = _drop_nested(manip, roads)
+        roads = _drop_nested(roads, manip, strict_only=True)
+        for mention in manip:
+            mention.score = self._score(model, mention, toks)
+        for mention in roads:
+            mention.score = self._score(model, mention, toks)
+        behaviors, evidence = self._behaviours(model, toks)
+        return RuleAnalysis(rule, toks, manip, roads, behaviors, evidence)
+
+    def _mention(self, model: _RegionModel, field_: str, m: Match, toks: list[Token]) -> Mention:
+        surface = " ".join(t.raw for t in toks[m.start : m.end])
+        return Mention(model.term(field_, m.pattern.target), m.start, m.end, m.gap, m.pattern.kind, surface)
+
+    def _colour_mentions(self, model: _RegionModel, toks: list[Token], masked: frozenset[int]) -> list[Mention]:
+        words = [t.word for t in toks]
+        if not any(_find(words, ctx) >= 0 for ctx in model.signal_context):
+            return []
+        out: list[Mention] = []
+        for i, tok in enumerate(toks):
+            colour = model.colour_words.get(tok.word)
+            if colour is None or i in masked:
+                continue
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            if nxt in model.non_signal:
+                continue
+            near = words[max(0, i - 3) : i + 3]
+            kind = "arrow" if "arrow" in near else "light"
+            term = model.vocabulary.lookup("manipulation", f"{colour} {kind}") or model.vocabulary.lookup(
+                "manipulation", f"{colour} light"
+            )
+            if term is not None:
+                out.append(Mention(term, i, i + 1, 0, "colour", tok.raw))
+        return out
+
+    def _score(self, model: _RegionModel, m: Mention, toks: list[Token]) -> float:
+        words = [t.word for t in toks]
+        sentence = toks[m.start].sentence
+        score = 0.15 * len(m.term.tokens) - 0.3 * sentence - 0.01 * min(m.start, 80) - 0.25 * m.gap
+        if m.via == "term":
+            score += 0.2
+        if m.term.category == "environment":
+            score += 0.8
+        lo = m.start
+        while lo > 0 and toks[lo - 1].sentence == sentence and m.start - lo < 10:
+            lo -= 1
+        before = words[lo : m.start]
+        if any(w in model.trigger_words for w in before):
+            score += 1.0
+        if any(_find(before, sec) >= 0 for sec in model.secondary):
+            score -= 1.5
+        if sentence == 0 and toks[m.start].clause == toks[0].clause:
+            score += 0.5
+        return score
+
+    def _behaviours(self, model: _RegionModel, toks: list[Token]) -> tuple[dict[str, float], dict[str, list[str]]]:
+        scores: dict[str, float] = {}
+        evidence: dict[str, list[str]] = {}
+        matches = model.cue_matcher.find(toks)
+        taken: set[int] = set()
+        for m in sorted(matches, key=lambda m: -(m.end - m.start)):
+            span = set(range(m.start, m.end))
+            if span & taken:
+                continue
+            taken |= span
+            b = m.pattern.target
+            scores[b] = scores.get(b, 0.0) + m.pattern.weight
+            evidence.setdefault(b, []).append(" ".join(t.raw for t in toks[m.start : m.end]))
+        return scores, evidence
+
+    # -- decisions ------------------------------------------------------------------------------
+    def _ranked_manipulations(self, model: _RegionModel, analysis: RuleAnalysis) -> list[Mention]:
+        best: dict[str, Mention] = {}
+        counts: dict[str, int] = {}
+        for m in analysis.manipulations:
+            key = m.term.normalised
+            counts[key] = counts.get(key, 0) + 1
+            if key not in best or m.score > best[key].score:
+                best[key] = m
+        for key, m in best.items():
+            m.score += 0.3 * (counts[key] - 1)
+        ranked = sorted(best.values(), key=lambda m: -m.score)
+        if ranked:
+            return ranked
+        words = [t.word for t in analysis.tokens]
+        implied: list[Mention] = []
+        for match in model.implied_matcher.find(analysis.tokens):
+            term = model.term("manipulation", match.pattern.target)
+            if all(i.term != term for i in implied):
+                surface = " ".join(t.raw for t in analysis.tokens[match.start : match.end])
+                implied.append(Mention(term, match.start, match.end, 0, "implied", surface, -1.0))
+        del words
+        return implied
+
+    def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
+        specific = [m for m in analysis.road_types if m.term.normalised != model.any_roads.normalised]
+        if specific:
+            best = max(specific, key=lambda m: m.score)
+            return best.term, best.surface
+        if manipulation is not None and manipulation.normalised in model.implied_roads:
+            road = model.term("road_type", model.implied_roads[manipulation.normalised])
+            return road, f"implied by {manipulation.text}"
+        return model.any_roads, "no specific place named"
+
+    @staticmethod
+    def _behaviour(analysis: RuleAnalysis, road: Term, manipulation: Term | None) -> tuple[str, str]:
+        scores = dict(analysis.behavior_scores)
+        if manipulation is not None and manipulation.normalised in {"green light", "green arrow"}:
+            scores["keep current"] = scores.get("keep current", 0.0) + 1.0
+        if road.normalised not in {"intersection", "alley"}:
+            scores.pop("turn left", None)
+            scores.pop("turn right", None)
+        if not scores:
+            return "slow down", "default: a rule restricts the ego-vehicle"
+        best = max(scores, key=lambda b: (scores[b], b == "slow down"))
+        return best, ", ".join(analysis.behavior_evidence.get(best, [])) or "implied"
+
+    @staticmethod
+    def _manipulation_phrase(term: Term) -> str:
+        text = term.text.lower() if term.is_core else term.text
+        if term.verb == "replaces":
+            aspect = "lighting" if _LIGHTING.search(text.lower()) else "road surface" if _SURFACE.search(text.lower()) else "weather"
+            return f"the {aspect} with {text}"
+        if text.split()[0].lower() in {"a", "an", "the"} or text.lower().endswith("s") and not text.lower().endswith("bus"):
+            return text
+        article = "an" if text[0].lower() in "aeiou" else "a"
+        return f"{article} {text}"
+
+    def candidates(self, analysis: RuleAnalysis) -> list[MRCandidate]:
+        """Ranked MR candidates of an analysed rule (empty when nothing in it is grounded)."""
+        model = self.region_model(analysis.rule.region)
+        ranked = self._ranked_manipulations(model, analysis)
+        semantic_terms = [
+            (model.vocabulary.lookup("manipulation", label), sim)
+            for label, sim in analysis.semantic
+            if sim >= self.semantic_threshold
+        ]
+        out: list[MRCandidate] = []
+        entries: list[tuple[Term, str, float]] = [(m.term, m.surface if m.via != "implied" else f"implied by '{m.surface}'", m.score) for m in ranked]
+        if not entries:
+            entries = [(t, f"nearest ontology term (similarity {sim:.2f})", sim - 1.0) for t, sim in semantic_terms if t is not None]
+        top_score = entries[0][2] if entries else 0.0
+        for rank, (term, surface, score) in enumerate(entries[: self.top_k]):
+            road, road_ev = self._road_type(model, analysis, term)
+            behaviour, beh_ev = self._behaviour(analysis, road, term)
+            verb = term.verb or "adds"
+            confidence = max(0.05, min(0.95, 0.8 - 0.15 * rank - 0.1 * max(0.0, top_score - score)))
+            out.append(
+                MRCandidate(
+                    mr=MRFields(
+                        road_type=road.text.lower() if road.is_core else road.text,
+                        verb=verb,
+                        manipulation=self._manipulation_phrase(term),
+                        expected_behavior=behaviour,
+                    ),
+                    parser=self.name,
+                    confidence=round(confidence, 3),
+                    evidence={"road_type": road_ev, "manipulation": surface, "expected_behavior": beh_ev},
+                )
+            )
+        return out
+
+    # -- batch API ------------------------------------------------------------------------------
+    def parse_many(self, rules: Sequence[TrafficRule]) -> list[list[MRCandidate]]:
+        """Candidates for each rule; rules without any term get the nearest-label fallback in one batch."""
+        analyses = [self.analyse(rule) for rule in rules]
+        if self.embedder is not None:
+            self._semantic_fallback([a for a in analyses if not a.manipulations])
+        return [self.candidates(a) for a in analyses]
+
+    def parse(self, rule: TrafficRule) -> list[MRCandidate]:
+        """Candidates for one rule."""
+        return self.parse_many([rule])[0]
+
+    def _semantic_fallback(self, analyses: list[RuleAnalysis]) -> None:
+        if not analyses or self.embedder is None:
+            return
+        queries: list[str] = []
+        owners: list[int] = []
+        for n, a in enumerate(analyses):
+            for clause in _clauses(a.tokens):
+                queries.append(clause)
+                owners.append(n)
+        if not queries:
+            return
+        by_region: dict[str, list[int]] = {}
+        for qi, owner in enumerate(owners):
+            by_region.setdefault(analyses[owner].rule.region.lower(), []).append(qi)
+        vectors = self.embedder.encode(queries)
+        for region, qis in by_region.items():
+            index = self._label_index(region)
+            results = index.nearest_vectors(vectors[qis], k=1)
+            for qi, res in zip(qis, results, strict=True):
+                if res:
+                    analyses[owners[qi]].semantic.append(res[0])
+        for a in analyses:
+            a.semantic.sort(key=lambda x: -x[1])
+
+    def _label_index(self, region: str) -> LabelIndex:
+        if region not in self._label_indexes:
+            assert self.embedder is not None
+            terms = self.region_model(region).vocabulary.manipulations
+            self._label_indexes[region] = LabelIndex(self.embedder, [t.text for t in terms])
+        return self._label_indexes[region]
+
+
+def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
+    n = len(needle)
+    for i in range(len(words) - n + 1):
+        if tuple(words[i : i + n]) == needle:
+            return i
+    return -1
+
+
+def _drop_nested(mentions: list[Mention], others: list[Mention], *, strict_only: bool = False) -> list[Mention]:
+    """Remove mentions lying inside a longer mention (of the same list or of ``others``)."""
+    kept: list[Mention] = []
+    pool = mentions + others
+    for m in mentions:
+        inside = False
+        for o in pool:
+            if o is m:
+                continue
+            if o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start):
+                inside = True
+                break
+        if not inside:
+            kept.append(m)
+    del strict_only
+    return kept
+
+
+def _clauses(toks: list[Token], *, max_words: int = 24) -> list[str]:
+    clauses: dict[int, list[str]] = {}
+    for t in toks:
+        clauses.setdefault(t.clause, []).append(t.raw)
+    out = []
+    for words in clauses.values():
+        if len(words) >= 2:
+            out.append(" ".join(words[:max_words]))
+    return out[:8]
+
+
+def normalised(text: str) -> str:
+    """Normalised form of a phrase (re-exported for callers that only import this module)."""
+    return normalise_phrase(text)

@@ -1,0 +1,40 @@
+"""Provenance carried by every result: which code, configuration, ontology and models made it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib import metadata
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["Provenance", "config_hash", "drivemt_version"]
+
+
+@cache
+def drivemt_version() -> str:
+    """Installed version of the ``drivemt`` distribution (``0+unknown`` when run from a bare checkout)."""
+    try:
+        return metadata.version("drivemt")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def config_hash(config: Any) -> str:
+    """First 16 hex digits of the SHA-256 of a configuration's canonical JSON (secrets excluded by the caller)."""
+    if isinstance(config, BaseModel):
+        config = config.model_dump(mode="json")
+    blob = json.dumps(config, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class Provenance(BaseModel):
+    """Where a result came from."""
+
+    drivemt_version: str = Field(default_factory=drivemt_version)
+    config_hash: str = Field(description="Hash of the effective configuration, secrets excluded.")
+    ontology_hash: str = Field(description="Hash of the merged ontology the result's terms come from.")
+    models: list[str] = Field(default_factory=list, description="Parsers, validator and embedder used.")
+    seed: int | None = Field(default=None, description="Random seed, where any randomness was involved.")

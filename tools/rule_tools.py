@@ -1,0 +1,126 @@
+"""Registered tools of the rules -> MRs pipeline (used directly offline, and by LLM agents).
+
+Every tool takes a :class:`RuleToolContext` first; its other parameters are plain JSON values so a
+model can call it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from tools.mr import parse_gherkin
+from tools.offline_parser import OntologyGroundedParser
+from tools.ontology import Ontology
+from tools.registry import tool
+from tools.rules import TrafficRule
+from tools.text import normalise_phrase
+from tools.validation import OfflineValidator, hallucination_of
+
+__all__ = ["RULE_TOOLS", "RuleToolContext", "check_mr", "find_rule_terms", "ground_phrase", "ontology_terms"]
+
+FieldName = Literal["road_type", "manipulation", "expected_behavior"]
+
+
+@dataclass
+class RuleToolContext:
+    """What the rule tools may use."""
+
+    ontology: Ontology
+    parser: OntologyGroundedParser
+    validator: OfflineValidator
+
+
+@tool
+def ontology_terms(ctx: RuleToolContext, field: FieldName, region: str) -> list[str]:
+    """List the ontology terms allowed for one MR field (road_type, manipulation or expected_behavior) in a region.
+
+    Args:
+        ctx: Tool context.
+        field: The MR field.
+        region: Ontology region, e.g. germany or california.
+    """
+    vocab = ctx.ontology.vocabulary(region)
+    return [t.text for t in vocab.terms_for(field)]
+
+
+@tool
+def ground_phrase(ctx: RuleToolContext, phrase: str, field: FieldName, region: str) -> list[str]:
+    """Map a free phrase onto the closest ontology terms of one MR field, best first.
+
+    Uses the longest ontology term contained in the phrase, then the traffic lexicon, then MiniLM
+    nearest-label similarity when an embedder is configured.
+
+    Args:
+        ctx: Tool context.
+        phrase: Words from a rule, e.g. "a tram at the stop".
+        field: The MR field the phrase should fill.
+        region: Ontology region.
+    """
+    vocab = ctx.ontology.vocabulary(region)
+    canon = vocab.canonical(field, phrase)
+    out: list[str] = []
+    term = vocab.lookup(field, canon)
+    if term is not None:
+        out.append(term.text)
+    analysis = ctx.parser.analyse(TrafficRule(id="phrase", text=phrase, region=region))
+    mentions = analysis.manipulations if field == "manipulation" else analysis.road_types if field == "road_type" else []
+    for m in sorted(mentions, key=lambda m: -m.score):
+        if m.term.text not in out:
+            out.append(m.term.text)
+    if field == "manipulation" and ctx.parser.embedder is not None:
+        for label, sim in ctx.parser._label_index(region.lower()).nearest([phrase], k=3)[0]:
+            if sim >= ctx.parser.semantic_threshold and label not in out:
+                out.append(label)
+    return out[:5]
+
+
+@tool
+def find_rule_terms(ctx: RuleToolContext, rule_text: str, region: str) -> dict[str, Any]:
+    """Find the ontology terms, places and behaviour cues a traffic rule mentions, with the words that name them.
+
+    Args:
+        ctx: Tool context.
+        rule_text: The traffic rule.
+        region: Ontology region.
+    """
+    analysis = ctx.parser.analyse(TrafficRule(id="rule", text=rule_text, region=region))
+    return {
+        "manipulations": [
+            {"term": m.term.text, "verb": m.term.verb, "words": m.surface}
+            for m in sorted(analysis.manipulations, key=lambda m: -m.score)
+        ],
+        "road_types": [{"term": m.term.text, "words": m.surface} for m in analysis.road_types],
+        "behaviour_cues": analysis.behavior_evidence,
+    }
+
+
+@tool
+def check_mr(ctx: RuleToolContext, rule_text: str, mr: str, region: str) -> dict[str, Any]:
+    """Check an MR in Gherkin form against a rule: are its elements in the rule, supported and consistent?
+
+    Args:
+        ctx: Tool context.
+        rule_text: The traffic rule.
+        mr: The MR, "Given the ego-vehicle approaches to ..., When drivemt adds ..., Then ego-vehicle should ...".
+        region: Ontology region.
+    """
+    from tools.mr import MRCandidate
+
+    fields = parse_gherkin(mr)
+    rule = TrafficRule(id="rule", text=rule_text, region=region)
+    analysis = ctx.parser.analyse(rule)
+    checks = ctx.validator.checks(analysis, MRCandidate(mr=fields, parser="check"))
+    return {
+        "score": round(1.0 - hallucination_of(checks), 4),
+        "failed": [f"{c.check}: {c.detail}" for c in checks if not c.passed],
+        "canonical": {
+            "road_type": ctx.ontology.vocabulary(region).canonical("road_type", fields.road_type),
+            "manipulation": ctx.ontology.vocabulary(region).canonical("manipulation", fields.manipulation),
+            "expected_behavior": normalise_phrase(fields.expected_behavior),
+        },
+    }
+
+
+RULE_TOOLS = ("ontology_terms", "ground_phrase", "find_rule_terms", "check_mr")
+"""Tools the M-Agent and Validator use."""

@@ -1,0 +1,257 @@
+"""MR validation after AutoMT's Validator: three yes/no questions per candidate, lowest hallucination wins.
+
+AutoMT asks a model, SelfCheckGPT-style, whether (1) all three MR elements are in the rule, (2) the
+rule supports the MR and (3) the MR's parts are consistent, and keeps the candidate with the lowest
+hallucination score. The offline validator here answers the same three questions with deterministic
+checks; the LLM validator (``tools.llm_validator``) asks a model. Either way ``score = 1 - hallucination``,
+so higher is better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from tools.mr import MRCandidate
+from tools.offline_parser import OntologyGroundedParser, RuleAnalysis
+from tools.ontology import BEHAVIORS, Ontology
+from tools.rules import TrafficRule
+from tools.text import normalise_phrase
+
+__all__ = [
+    "ONTOLOGY_CHECKS",
+    "QUESTIONS",
+    "CheckResult",
+    "MRValidator",
+    "OfflineValidator",
+    "Verdict",
+    "choose_best",
+]
+
+Question = Literal["elements_in_rule", "rule_supported", "parts_consistent"]
+
+QUESTIONS: dict[Question, str] = {
+    "elements_in_rule": "Are all three elements (road type, manipulation, expected behaviour) of the MR present in the traffic rule?",
+    "rule_supported": "Is the traffic rule supported by the MR?",
+    "parts_consistent": "Are the parts of the MR consistent with each other?",
+}
+
+ONTOLOGY_CHECKS = frozenset({"road type in ontology", "manipulation in ontology", "behaviour in ontology"})
+"""Checks that hold for any validator: every element must come from the ontology."""
+
+_TURNING_ROADS = frozenset({"intersection", "alley"})
+_SIGNAL_WORDS = ("light", "arrow", "signal", "sign")
+
+
+class CheckResult(BaseModel):
+    """One check behind one of the three questions."""
+
+    question: Question
+    check: str
+    passed: bool
+    detail: str
+    hard: bool = Field(default=False, description="A failed hard check rejects the candidate whatever its score.")
+
+
+class Verdict(BaseModel):
+    """The validator's judgement of one candidate."""
+
+    candidate: MRCandidate
+    hallucination: float = Field(ge=0.0, le=1.0)
+    checks: list[CheckResult] = Field(default_factory=list)
+    validator: str
+    accepted: bool
+
+    @property
+    def score(self) -> float:
+        """``1 - hallucination``: higher is better."""
+        return round(1.0 - self.hallucination, 4)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why checks failed, for a rejection."""
+        return [f"{c.check}: {c.detail}" for c in self.checks if not c.passed]
+
+
+class MRValidator(Protocol):
+    """Judges a rule's MR candidates."""
+
+    @property
+    def name(self) -> str:
+        """Validator name recorded with verdicts."""
+        ...
+
+    async def validate(self, rule: TrafficRule, candidates: Sequence[MRCandidate]) -> list[Verdict]:
+        """One verdict per candidate, in the candidates' order."""
+        ...
+
+
+def hallucination_of(checks: Sequence[CheckResult]) -> float:
+    """Mean over the three questions of the share of that question's checks that failed."""
+    per_question: dict[str, list[bool]] = {}
+    for c in checks:
+        per_question.setdefault(c.question, []).append(c.passed)
+    if not per_question:
+        return 1.0
+    shares = [1.0 - sum(v) / len(v) for v in per_question.values()]
+    return round(sum(shares) / len(shares), 4)
+
+
+def choose_best(verdicts: Sequence[Verdict]) -> Verdict | None:
+    """The accepted verdict with the lowest hallucination (ties: parser confidence, then order)."""
+    accepted = [v for v in verdicts if v.accepted]
+    if not accepted:
+        return None
+    return min(
+        enumerate(accepted), key=lambda iv: (iv[1].hallucination, -iv[1].candidate.confidence, iv[0])
+    )[1]
+
+
+class OfflineValidator:
+    """Deterministic answers to AutoMT's three questions (no model involved).
+
+    Args:
+        ontology: The MR ontology.
+        parser: The offline parser whose rule analysis (terms, places, cues found in the text) the
+            checks use; it is re-run here, so candidates from any parser, LLMs included, are checked
+            against the rule's own words.
+        min_score: Least score (``1 - hallucination``) for acceptance.
+    """
+
+    def __init__(self, *, ontology: Ontology, parser: OntologyGroundedParser, min_score: float = 0.6) -> None:
+        self.ontology = ontology
+        self.parser = parser
+        self.min_score = min_score
+
+    @property
+    def name(self) -> str:
+        """Validator name recorded with verdicts."""
+        return "offline:deterministic-checks"
+
+    async def validate(self, rule: TrafficRule, candidates: Sequence[MRCandidate]) -> list[Verdict]:
+        """Judge every candidate of one rule."""
+        return self.validate_sync(rule, candidates)
+
+    def validate_sync(
+        self, rule: TrafficRule, candidates: Sequence[MRCandidate], analysis: RuleAnalysis | None = None
+    ) -> list[Verdict]:
+        """Synchronous form of :meth:`validate`, for batch callers."""
+        if analysis is None:
+            analysis = self.parser.analyse(rule)
+            if candidates and not analysis.manipulations and self.parser.embedder is not None:
+                self.parser._semantic_fallback([analysis])
+        verdicts = []
+        for cand in candidates:
+            checks = self.checks(analysis, cand)
+            h = hallucination_of(checks)
+            hard_fail = any(c.hard and not c.passed for c in checks)
+            verdicts.append(
+                Verdict(
+                    candidate=cand,
+                    hallucination=h,
+                    checks=checks,
+                    validator=self.name,
+                    accepted=(not hard_fail) and (1.0 - h) >= self.min_score,
+                )
+            )
+        return verdicts
+
+    def checks(self, analysis: RuleAnalysis, cand: MRCandidate) -> list[CheckResult]:
+        """Every check of one candidate."""
+        model = self.parser.region_model(analysis.rule.region)
+        vocab = model.vocabulary
+        mr = cand.mr
+        road = vocab.canonical("road_type", mr.road_type)
+        manip = vocab.canonical("manipulation", mr.manipulation)
+        behaviour = normalise_phrase(mr.expected_behavior)
+        road_term = vocab.lookup("road_type", road)
+        manip_term = vocab.lookup("manipulation", manip)
+        out: list[CheckResult] = []
+
+        def add(q: Question, check: str, passed: bool, detail: str, *, hard: bool = False) -> None:
+            out.append(CheckResult(question=q, check=check, passed=passed, detail=detail, hard=hard))
+
+        # Q1: are the three elements in the rule (and in the ontology)?
+        add("elements_in_rule", "road type in ontology", road_term is not None,
+            f"{mr.road_type!r} -> {road!r}" + ("" if road_term else " is not an ontology road type"), hard=True)
+        add("elements_in_rule", "manipulation in ontology", manip_term is not None,
+            f"{mr.manipulation!r} -> {manip!r}" + ("" if manip_term else " contains no ontology term"), hard=True)
+        add("elements_in_rule", "behaviour in ontology", behaviour in BEHAVIORS,
+            f"{mr.expected_behavior!r}" + ("" if behaviour in BEHAVIORS else f" is not one of {', '.join(BEHAVIORS)}"),
+            hard=True)
+        mentioned_roads = {m.term.normalised for m in analysis.road_types}
+        specific_roads = mentioned_roads - {model.any_roads.normalised}
+        implied_road = model.implied_roads.get(manip)
+        if road == model.any_roads.normalised:
+            road_ok, road_detail = True, "'any roads' holds wherever the rule applies"
+        elif road in mentioned_roads:
+            road_ok, road_detail = True, "the rule names this place"
+        elif implied_road == road and not specific_roads:
+            road_ok, road_detail = True, f"implied by the manipulation {manip!r}"
+        else:
+            road_ok, road_detail = False, f"the rule does not name {road!r}"
+        add("elements_in_rule", "road type grounded in rule", road_ok, road_detail)
+        lexical = {m.term.normalised for m in analysis.manipulations}
+        implied_manips = {
+            mt.pattern.target for mt in model.implied_matcher.find(analysis.tokens)
+        } if not lexical else set()
+        semantic = {normalise_phrase(label): sim for label, sim in analysis.semantic}
+        if manip in lexical:
+            m_ok, m_detail = True, "the rule mentions it"
+        elif manip in implied_manips:
+            m_ok, m_detail = True, "implied by what the rule asks (yield, distance ...)"
+        elif semantic.get(manip, 0.0) >= self.parser.semantic_threshold:
+            m_ok, m_detail = True, f"nearest ontology term to a clause (similarity {semantic[manip]:.2f})"
+        else:
+            m_ok, m_detail = False, f"the rule does not mention {manip!r}"
+        add("elements_in_rule", "manipulation grounded in rule", m_ok, m_detail, hard=True)
+        cues = analysis.behavior_scores
+        if behaviour in cues:
+            b_ok, b_detail = True, "cue: " + ", ".join(analysis.behavior_evidence.get(behaviour, []))
+        elif not cues and behaviour == "slow down":
+            b_ok, b_detail = True, "no cue; a rule restricting the ego-vehicle implies slowing down"
+        elif behaviour == "keep current" and manip in {"green light", "green arrow"}:
+            b_ok, b_detail = True, "a green signal means carry on"
+        else:
+            b_ok, b_detail = False, f"nothing in the rule asks the ego-vehicle to {behaviour}"
+        add("elements_in_rule", "behaviour grounded in rule", b_ok, b_detail)
+
+        # Q2: does the rule support the MR?
+        expected_verb = manip_term.verb if manip_term else None
+        if expected_verb is None or mr.verb == expected_verb:
+            v_ok, v_detail = True, f"{mr.verb!r} fits {manip_term.category if manip_term else 'the manipulation'}"
+        elif mr.verb == "replaces" and manip_term is not None and any(w in manip for w in _SIGNAL_WORDS):
+            v_ok, v_detail = True, "'replaces' changes the state of a signal or sign"
+        else:
+            v_ok, v_detail = False, (
+                f"{mr.verb!r} does not fit {manip_term.category if manip_term else manip!r}: "
+                f"use {expected_verb!r} ('replaces' for weather, lighting and surface, 'adds' for objects)"
+            )
+        add("rule_supported", "verb fits manipulation", v_ok, v_detail)
+        if cues:
+            top = max(cues.values())
+            s_ok = cues.get(behaviour, 0.0) >= top or (behaviour == "keep current" and manip in {"green light", "green arrow"})
+            s_detail = (
+                "the rule's strongest cue agrees"
+                if s_ok
+                else f"the rule's cues favour {max(cues, key=lambda b: cues[b])!r}"
+            )
+        else:
+            s_ok, s_detail = behaviour == "slow down", "without cues only 'slow down' is supported"
+        add("rule_supported", "behaviour supported by rule", s_ok, s_detail)
+
+        # Q3: are the parts consistent?
+        if behaviour in {"turn left", "turn right"}:
+            t_ok = road in _TURNING_ROADS
+            add("parts_consistent", "turning possible on road type", t_ok,
+                f"{behaviour!r} on {road!r}" + ("" if t_ok else ": turning needs an intersection or alley"))
+        else:
+            add("parts_consistent", "turning possible on road type", True, "no turn asked")
+        if implied_road and road not in {implied_road, model.any_roads.normalised}:
+            add("parts_consistent", "manipulation fits road type", False,
+                f"{manip!r} belongs at {implied_road!r}, not {road!r}")
+        else:
+            add("parts_consistent", "manipulation fits road type", True, "no conflict")
+        return out
