@@ -110,6 +110,7 @@ class ValidatorAgent(Agent):
                         producer=self.name,
                         payload=MRAcceptedPayload(
                             rule=event.payload.rule,
+                            winner=_scored([best])[0],
                             mr=record,
                             checks=best.checks,
                             candidates=_scored(verdict_lists[n]),  # type: ignore[arg-type]

@@ -199,7 +199,8 @@ class MRAcceptedPayload(BaseModel):
     """The validated MR of one rule."""
 
     rule: TrafficRule
-    mr: StoredMR
+    winner: ScoredCandidate = Field(description="This rule's best candidate, in its own wording, with its score.")
+    mr: StoredMR = Field(description="The MR as stored (first wording seen; sources include this rule).")
     checks: list[CheckResult]
     candidates: list[ScoredCandidate]
     provenance: Provenance
@@ -215,7 +216,8 @@ class MRAccepted(Event):
 
     def describe(self) -> str:
         dup = " (already known)" if self.payload.mr.duplicate else ""
-        return f"rule {self.payload.rule.id}: {self.payload.mr.gherkin} [score {self.payload.mr.score:.2f}]{dup}"
+        win = self.payload.winner
+        return f"rule {self.payload.rule.id}: {win.candidate.gherkin} [score {win.score:.2f}]{dup}"
 
 
 class MRRejectedPayload(BaseModel):

@@ -25,7 +25,7 @@ from memory.mr_store import StoreSettings
 from runners.config import DrivemtConfig
 from runners.errors import DaemonRunningError
 from runners.pipeline import RulePipeline
-from runners.rpc import register_services
+from runners.rpc import MRService, register_services
 from runners.state import DaemonState, pid_alive, read_state, remove_state, write_state
 from tools.similarity import Embedder
 
@@ -100,7 +100,7 @@ class Daemon:
         )
         self.pipeline.start_loading_models()
         await self.pipeline.store.start()
-        await register_services(self.bus, self.pipeline)
+        await register_services(self.bus, MRService(store=self.pipeline.store, ontology=self.pipeline.ontology))
         for key, agent in self.pipeline.agents():
             settings = getattr(cfg.agents, key)
             if not settings.enabled:

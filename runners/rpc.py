@@ -1,7 +1,7 @@
-"""Request/reply services a daemon offers on ``<namespace>.rpc.*``.
+"""The MR service a daemon offers on ``<namespace>.rpc.mrs.*``.
 
 Qdrant local mode allows one process per store, so commands such as ``drivemt mrs list`` ask the
-daemon that holds the store instead of opening it themselves.
+daemon that holds the store; with no daemon running they use the same service on their own store.
 """
 
 from __future__ import annotations
@@ -9,39 +9,70 @@ from __future__ import annotations
 from typing import Any
 
 from bus import Bus
-from memory.mr_store import NewMR
-from tools.errors import BadInputError
+from memory.mr_store import MRStore, NewMR
+from tools.errors import BadInputError, UnknownTermError
 from tools.mr import MRFields, canonical_key
+from tools.ontology import BEHAVIORS, Ontology
+from tools.text import normalise_phrase
 
-__all__ = ["register_services"]
+__all__ = ["MRService", "register_services"]
 
 
-async def register_services(bus: Bus, pipeline: Any) -> None:
-    """Serve the MR store of ``pipeline`` (a :class:`runners.pipeline.RulePipeline`) on the bus."""
-    store = pipeline.store
+class MRService:
+    """Methods over the MR store, taking and returning JSON values.
 
-    async def mrs_list(params: dict[str, Any]) -> Any:
+    Args:
+        store: The MR store.
+        ontology: The ontology imported MRs are checked against.
+    """
+
+    def __init__(self, *, store: MRStore, ontology: Ontology) -> None:
+        self.store = store
+        self.ontology = ontology
+
+    async def list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Stored MRs (``limit``, ``offset``, ``filters``)."""
         filters = {k: v for k, v in (params.get("filters") or {}).items() if v}
-        records = await store.list(limit=int(params.get("limit", 100)), offset=int(params.get("offset", 0)), **filters)
+        records = await self.store.list(limit=int(params.get("limit", 100)), offset=int(params.get("offset", 0)), **filters)
         return [r.model_dump(mode="json") for r in records]
 
-    async def mrs_search(params: dict[str, Any]) -> Any:
+    async def search(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """MRs most similar to ``query``."""
         query = str(params.get("query") or "").strip()
         if not query:
             raise BadInputError("search needs a query")
         filters = {k: v for k, v in (params.get("filters") or {}).items() if v}
-        hits = await store.search(query, limit=int(params.get("limit", 10)), **filters)
+        hits = await self.store.search(query, limit=int(params.get("limit", 10)), **filters)
         return [{"similarity": h.similarity, "mr": h.record.model_dump(mode="json")} for h in hits]
 
-    async def mrs_count(params: dict[str, Any]) -> Any:
-        return await store.count()
+    async def count(self, params: dict[str, Any]) -> int:
+        """Number of stored MRs."""
+        return await self.store.count()
 
-    async def mrs_import(params: dict[str, Any]) -> Any:
+    def check_terms(self, fields: MRFields, region: str) -> None:
+        """Refuse MRs whose elements are outside the ontology.
+
+        Raises:
+            UnknownTermError: Naming the field and the closest terms.
+        """
+        vocab = self.ontology.vocabulary(region)
+        road = vocab.canonical("road_type", fields.road_type)
+        if vocab.lookup("road_type", road) is None:
+            raise UnknownTermError("road type", fields.road_type, [t.text for t in vocab.road_types][:5])
+        manip = vocab.canonical("manipulation", fields.manipulation)
+        if vocab.lookup("manipulation", manip) is None:
+            raise UnknownTermError("manipulation", fields.manipulation)
+        if normalise_phrase(fields.expected_behavior) not in BEHAVIORS:
+            raise UnknownTermError("expected behaviour", fields.expected_behavior, list(BEHAVIORS))
+
+    async def import_(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Store MRs given as ``{"mrs": [{"fields", "region", "source", "score"}]}`` after checking their terms."""
         items = []
         for raw in params.get("mrs") or []:
             fields = MRFields(**raw["fields"])
             region = str(raw.get("region") or "germany")
-            vocab = pipeline.ontology.vocabulary(region)
+            self.check_terms(fields, region)
+            vocab = self.ontology.vocabulary(region)
             items.append(
                 NewMR(
                     fields=fields,
@@ -55,10 +86,22 @@ async def register_services(bus: Bus, pipeline: Any) -> None:
                     parser="import",
                 )
             )
-        records = await store.add(items)
+        records = await self.store.add(items)
         return [r.model_dump(mode="json") for r in records]
 
-    await bus.serve("mrs.list", mrs_list)
-    await bus.serve("mrs.search", mrs_search)
-    await bus.serve("mrs.count", mrs_count)
-    await bus.serve("mrs.import", mrs_import)
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Dispatch ``mrs.<name>`` to a method."""
+        handler = {"mrs.list": self.list, "mrs.search": self.search, "mrs.count": self.count, "mrs.import": self.import_}.get(method)
+        if handler is None:
+            raise BadInputError(f"unknown method {method}")
+        return await handler(params)
+
+
+async def register_services(bus: Bus, service: MRService) -> None:
+    """Serve the MR methods on the bus."""
+    for method in ("mrs.list", "mrs.search", "mrs.count", "mrs.import"):
+
+        async def handler(params: dict[str, Any], _m: str = method) -> Any:
+            return await service.call(_m, params)
+
+        await bus.serve(method, handler)

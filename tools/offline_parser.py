@@ -319,7 +319,7 @@ class OntologyGroundedParser:
 
     @staticmethod
     def _manipulation_phrase(term: Term) -> str:
-        text = term.text.lower() if term.is_core else term.text
+        text = term.text.lower()
         if term.verb == "replaces":
             aspect = "lighting" if _LIGHTING.search(text.lower()) else "road surface" if _SURFACE.search(text.lower()) else "weather"
             return f"the {aspect} with {text}"
@@ -350,7 +350,7 @@ class OntologyGroundedParser:
             out.append(
                 MRCandidate(
                     mr=MRFields(
-                        road_type=road.text.lower() if road.is_core else road.text,
+                        road_type=road.text.lower(),
                         verb=verb,
                         manipulation=self._manipulation_phrase(term),
                         expected_behavior=behaviour,

@@ -118,12 +118,17 @@ class OfflineValidator:
             checks use; it is re-run here, so candidates from any parser, LLMs included, are checked
             against the rule's own words.
         min_score: Least score (``1 - hallucination``) for acceptance.
+        strong_similarity: Similarity above which a manipulation found only by MiniLM counts as named
+            by the rule; below it the candidate may pass, with a lower score.
     """
 
-    def __init__(self, *, ontology: Ontology, parser: OntologyGroundedParser, min_score: float = 0.6) -> None:
+    def __init__(
+        self, *, ontology: Ontology, parser: OntologyGroundedParser, min_score: float = 0.6, strong_similarity: float = 0.6
+    ) -> None:
         self.ontology = ontology
         self.parser = parser
         self.min_score = min_score
+        self.strong_similarity = strong_similarity
 
     @property
     def name(self) -> str:
@@ -207,6 +212,12 @@ class OfflineValidator:
         else:
             m_ok, m_detail = False, f"the rule does not mention {manip!r}"
         add("elements_in_rule", "manipulation grounded in rule", m_ok, m_detail, hard=True)
+        if m_ok and manip not in lexical and manip not in implied_manips:
+            strong = semantic.get(manip, 0.0) >= self.strong_similarity
+            add("elements_in_rule", "manipulation named in rule", strong,
+                "similar enough to count as named" if strong else "only loosely similar to the rule's words")
+            add("rule_supported", "manipulation named in rule", strong,
+                "similar enough to count as named" if strong else "the rule may not be about this element")
         cues = analysis.behavior_scores
         if behaviour in cues:
             b_ok, b_detail = True, "cue: " + ", ".join(analysis.behavior_evidence.get(behaviour, []))

@@ -1,0 +1,32 @@
+"""The ``drivemt`` command line (typer).
+
+Heavy modules (torch, sentence-transformers, qdrant-client, autogen) load inside the commands that
+need them, so ``drivemt --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from runners.cli import daemon_cmds, data_cmds, eval_cmds, mrs_cmds, ontology_cmds, rules_cmds
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="drivemt",
+    help="Test autonomous driving systems without a human in the loop: traffic rules become metamorphic relations.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+daemon_cmds.register(app)
+rules_cmds.register(app)
+mrs_cmds.register(app)
+eval_cmds.register(app)
+data_cmds.register(app)
+ontology_cmds.register(app)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,98 @@
+"""Options and helpers shared by every command."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from runners.config import ConfigError, DrivemtConfig, load_config
+from runners.logs import configure_logging
+from tools.errors import DrivemtError
+
+__all__ = [
+    "ConfigOpt",
+    "DataDirOpt",
+    "LogLevelOpt",
+    "NatsUrlOpt",
+    "QdrantUrlOpt",
+    "console",
+    "err_console",
+    "fail",
+    "make_config",
+    "run_async",
+]
+
+T = TypeVar("T")
+
+console = Console()
+err_console = Console(stderr=True)
+
+DataDirOpt = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data folder (JetStream, Qdrant, daemon state, runs). Default: a per-user folder.", envvar="DRIVEMT_DATA_DIR", show_envvar=False),
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="YAML configuration file.", exists=True, dir_okay=False, readable=True),
+]
+NatsUrlOpt = Annotated[
+    str | None,
+    typer.Option("--nats-url", help="Use this NATS server or cluster instead of the embedded one.", envvar="DRIVEMT_NATS_URL", show_envvar=False),
+]
+QdrantUrlOpt = Annotated[
+    str | None,
+    typer.Option("--qdrant-url", help="Use this Qdrant server instead of local mode.", envvar="DRIVEMT_QDRANT_URL", show_envvar=False),
+]
+LogLevelOpt = Annotated[
+    str | None,
+    typer.Option("--log-level", help="debug, info, warning or error.", case_sensitive=False),
+]
+
+
+def fail(message: str, *, code: int = 1) -> typer.Exit:
+    """Print an error for people and return the exit to raise."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def make_config(
+    *,
+    config: Path | None = None,
+    data_dir: Path | None = None,
+    nats_url: str | None = None,
+    qdrant_url: str | None = None,
+    log_level: str | None = None,
+    default_level: str = "warning",
+    default_format: str = "console",
+    **extra: Any,
+) -> DrivemtConfig:
+    """Load the configuration with command-line overrides, and configure logging once.
+
+    Commands log warnings for people by default; the daemon logs JSON at info. A level or format set
+    in the config file or environment wins over these defaults, ``--log-level`` over everything.
+    """
+    try:
+        cfg = load_config(config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url, log_level=log_level, **extra)
+    except ConfigError as exc:
+        raise fail(str(exc)) from exc
+    level = cfg.log_level if "log_level" in cfg.model_fields_set else default_level
+    fmt = cfg.log_format if "log_format" in cfg.model_fields_set else default_format
+    configure_logging(level, fmt)  # type: ignore[arg-type]
+    return cfg
+
+
+def run_async(fn: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine for a command; drivemt errors become a clean message and exit code 1."""
+    try:
+        return asyncio.run(fn())  # type: ignore[arg-type]
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)

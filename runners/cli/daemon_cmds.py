@@ -1,0 +1,145 @@
+"""``drivemt daemon``, ``drivemt stop`` and ``drivemt status``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from runners.cli._common import (
+    ConfigOpt,
+    DataDirOpt,
+    LogLevelOpt,
+    NatsUrlOpt,
+    QdrantUrlOpt,
+    console,
+    fail,
+    make_config,
+    run_async,
+)
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands to the app."""
+    app.command("daemon")(daemon)
+    app.command("stop")(stop)
+    app.command("status")(status)
+
+
+def daemon(
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    nats_url: NatsUrlOpt = None,
+    qdrant_url: QdrantUrlOpt = None,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Run the daemon: bus, memory and agents, until SIGINT/SIGTERM.
+
+    Without --nats-url it starts an embedded nats-server (JetStream) and records its URL in the data
+    dir, where `drivemt submit`, `status` and the other commands find it.
+    """
+    cfg = make_config(
+        config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url, log_level=log_level,
+        default_level="info", default_format="json",
+    )
+    from runners.daemon import Daemon
+
+    async def main() -> None:
+        d = Daemon(cfg)
+        try:
+            await d.start()
+        except BaseException:
+            await d.stop()
+            raise
+        await d.run()
+
+    run_async(main)
+
+
+def stop(
+    data_dir: DataDirOpt = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for a clean stop.")] = 60.0,
+) -> None:
+    """Stop the daemon of a data dir (SIGTERM: it finishes or hands back in-flight work)."""
+    cfg = make_config(data_dir=data_dir)
+    from runners.state import pid_alive, read_state
+
+    state = read_state(cfg.state_file)
+    if state is None or not pid_alive(state.pid):
+        raise fail(f"no running daemon recorded in {cfg.data_dir}")
+    os.kill(state.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pid_alive(state.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if pid_alive(state.pid):
+        raise fail(f"daemon {state.pid} did not stop within {timeout:.0f} s")
+    console.print(f"daemon {state.pid} stopped")
+
+
+def status(
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    nats_url: NatsUrlOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show agents (from their heartbeats), queues, pending work and dead letters."""
+    cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
+
+    async def main() -> dict[str, Any]:
+        from bus import Bus, Subjects
+        from runners.client import find_bus_url
+        from runners.ops import collect_status
+
+        async with Bus(url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-status", settings=cfg.bus) as bus:
+            return await collect_status(bus)
+
+    info = run_async(main)
+    if json_out:
+        import json
+
+        console.print_json(json.dumps(info, default=str))
+        return
+    _print_status(info)
+
+
+def _age(ts: str | datetime | None) -> str:
+    if ts is None:
+        return "-"
+    when = ts if isinstance(ts, datetime) else datetime.fromisoformat(str(ts))
+    return f"{(datetime.now(UTC) - when).total_seconds():.0f} s ago"
+
+
+def _print_status(info: dict[str, Any]) -> None:
+    console.print(f"bus [bold]{info['url']}[/]  namespace [bold]{info['namespace']}[/]")
+    agents = Table(title="agents", title_justify="left")
+    for col in ("agent", "instance", "status", "handled", "failed", "in flight", "last heartbeat", "last error"):
+        agents.add_column(col)
+    for a in info["agents"]:
+        stale = a.get("stale")
+        agents.add_row(
+            a["agent"], a["instance"], ("[red]silent[/]" if stale else a["status"]), str(a["handled"]), str(a["failed"]),
+            str(a["in_flight"]), _age(a["time"]), (a.get("last_error") or "")[:60],
+        )
+    console.print(agents)
+    queues = Table(title="work queues", title_justify="left")
+    for col in ("consumer", "waiting", "in flight (unacked)", "redelivered"):
+        queues.add_column(col)
+    for q in info["consumers"]:
+        queues.add_row(q["name"], str(q["pending"]), str(q["ack_pending"]), str(q["redelivered"]))
+    console.print(queues)
+    streams = Table(title="streams", title_justify="left")
+    streams.add_column("stream")
+    streams.add_column("messages")
+    for s in info["streams"]:
+        streams.add_row(s["name"], str(s["messages"]))
+    console.print(streams)
+    console.print(f"dead letters: [bold]{info['deadletters']}[/]" + ("  (see `drivemt dead-letters list`)" if info["deadletters"] else ""))
+    if info.get("mrs") is not None:
+        console.print(f"MRs stored: [bold]{info['mrs']}[/]")

@@ -1,0 +1,106 @@
+"""``drivemt dead-letters list|retry`` and ``drivemt events schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from runners.cli._common import ConfigOpt, DataDirOpt, NatsUrlOpt, console, fail, make_config, run_async
+from runners.config import DrivemtConfig
+
+__all__ = ["register"]
+
+dl_app = typer.Typer(help="Events no agent could handle.", no_args_is_help=True)
+events_app = typer.Typer(help="Event formats.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands to the app."""
+    app.add_typer(dl_app, name="dead-letters")
+    app.add_typer(events_app, name="events")
+
+
+async def _with_bus(cfg: DrivemtConfig, fn: Any) -> Any:
+    from bus import Bus, Subjects
+    from runners.client import find_bus_url
+
+    async with Bus(url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-ops", settings=cfg.bus) as bus:
+        return await fn(bus)
+
+
+@dl_app.command("list")
+def dead_letters_list(
+    limit: Annotated[int, typer.Option(help="Most shown.")] = 100,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    nats_url: NatsUrlOpt = None,
+) -> None:
+    """List dead letters: which consumer gave up, on what, and why."""
+    cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
+    from runners.ops import list_deadletters
+
+    items = run_async(lambda: _with_bus(cfg, lambda bus: list_deadletters(bus, limit=limit)))
+    if json_out:
+        for seq, ev in items:
+            print(json.dumps({"seq": seq, **ev.model_dump(mode="json")}, ensure_ascii=False))
+        return
+    table = Table(title=f"{len(items)} dead letter(s)", title_justify="left")
+    for col in ("seq", "time", "consumer", "subject", "deliveries", "reason", "data"):
+        table.add_column(col, overflow="fold")
+    for seq, ev in items:
+        p = ev.payload
+        table.add_row(str(seq), ev.time.strftime("%Y-%m-%d %H:%M:%S"), p.consumer, p.original_subject, str(p.deliveries), p.reason[:120], p.data[:60])
+    console.print(table)
+
+
+@dl_app.command("retry")
+def dead_letters_retry(
+    seqs: Annotated[list[int] | None, typer.Argument(help="Sequences to retry (see `list`).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Retry every dead letter.")] = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    nats_url: NatsUrlOpt = None,
+) -> None:
+    """Send dead letters back to their subjects (after fixing what made them fail)."""
+    if not seqs and not all_:
+        raise fail("name sequences to retry, or --all")
+    cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
+    from runners.ops import retry_deadletters
+
+    done = run_async(lambda: _with_bus(cfg, lambda bus: retry_deadletters(bus, None if all_ else list(seqs or []))))
+    console.print(f"retried {len(done)} dead letter(s)" + (f": {', '.join(map(str, done))}" if done else ""))
+
+
+@events_app.command("schema")
+def events_schema(
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
+) -> None:
+    """JSON Schema of every event, for tools that inject events."""
+    from bus import event_json_schemas
+    from bus.subjects import Subjects
+
+    s = Subjects()
+    doc = {
+        "subjects": {
+            "rules.submitted": s.rules_submitted,
+            "mrs.candidates": s.mrs_candidates,
+            "mrs.accepted": s.mrs_accepted,
+            "mrs.rejected": s.mrs_rejected,
+            "error": s.all_errors,
+            "deadletter": s.all_deadletters,
+            "agent.heartbeat": s.all_heartbeats,
+            "progress": s.progress,
+        },
+        "events": event_json_schemas(),
+    }
+    text = json.dumps(doc, indent=2)
+    if out is not None:
+        out.write_text(text + "\n", encoding="utf-8")
+        console.print(f"schemas of {len(doc['events'])} event types -> {out}")
+    else:
+        print(text)

@@ -1,0 +1,101 @@
+"""``drivemt eval rules``: accuracy of extracted MRs against reference MRs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from runners.cli._common import ConfigOpt, LogLevelOpt, console, err_console, fail, make_config, run_async
+
+__all__ = ["register"]
+
+eval_app = typer.Typer(help="Measure extraction quality against references.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands to the app."""
+    app.add_typer(eval_app, name="eval")
+
+
+def _load_references(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise fail(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
+        if "text" not in obj or "reference_parsed" not in obj:
+            raise fail(f"{path}:{lineno}: expected 'text' and 'reference_parsed' (see shared/data/rules)")
+        rows.append(obj)
+    return rows
+
+
+@eval_app.command("rules")
+def eval_rules(
+    file: Annotated[Path, typer.Argument(help="JSONL with text, region and reference_parsed per rule.", exists=True, dir_okay=False)],
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object of fractions.")] = False,
+    predictions: Annotated[Path | None, typer.Option(help="Score this `rules extract` output instead of extracting again.", exists=True)] = None,
+    region: Annotated[str, typer.Option(help="Region for rules that name none.")] = "germany",
+    config: ConfigOpt = None,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Score extracted MRs per field and as a triple (road type, manipulation, behaviour).
+
+    A field is right when its canonical form (the longest ontology term contained in it, else the
+    normalised phrase) equals that field of some reference MR; the triple is right when one
+    reference MR matches all three together.
+    """
+    cfg = make_config(config=config, log_level=log_level)
+    from tools.mr import MRFields
+    from tools.ontology import load_ontology
+    from tools.rules import TrafficRule
+    from tools.scoring import baseline_prediction, score_rules
+
+    refs = _load_references(file)
+    rules = [TrafficRule(id=str(r.get("id") or f"rule-{i}"), text=r["text"], region=r.get("region") or region) for i, r in enumerate(refs, 1)]
+    if predictions is not None:
+        by_id = {}
+        for line in predictions.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                by_id[row["id"]] = row
+        rows = [by_id.get(r.id, {"id": r.id}) for r in rules]
+    else:
+        from runners.inprocess import run_rules_in_process
+
+        async def main() -> Any:
+            return await run_rules_in_process(cfg, rules, source=str(file))
+
+        rows = run_async(main).rows()
+    ontology = load_ontology(cfg.ontology_files)
+
+    def predicted(row: dict[str, Any]) -> MRFields | None:
+        if not row.get("road_type"):
+            return None
+        return MRFields(road_type=row["road_type"], verb=row["verb"], manipulation=row["manipulation"], expected_behavior=row["expected_behavior"])
+
+    items = [(r.id, r.region, predicted(row), [MRFields(**p) for p in ref["reference_parsed"]]) for r, row, ref in zip(rules, rows, refs, strict=True)]
+    report = score_rules(ontology, items)
+    base = score_rules(ontology, [(rid, reg, baseline_prediction(), rf) for rid, reg, _, rf in items])
+    if json_out:
+        print(json.dumps(report.as_dict()))
+        err_console.print(f"constant baseline (any roads / a pedestrian / slow down): {json.dumps(base.as_dict())}", soft_wrap=True)
+        return
+    table = Table(title=f"{file.name}: {report.n} rules", title_justify="left")
+    table.add_column("field")
+    table.add_column("drivemt", justify="right")
+    table.add_column("constant baseline", justify="right")
+    for name in ("road_type", "manipulation", "expected_behavior", "triple"):
+        table.add_row(name, f"{report.fraction(name):.1%}", f"{base.fraction(name):.1%}")
+    console.print(table)
+    wrong = [r for r in report.rules if not r.triple]
+    if wrong:
+        console.print(f"\n{len(wrong)} rule(s) not matching a reference triple:")
+        for r in wrong:
+            console.print(f"  {r.id}: predicted {r.predicted}", highlight=False)

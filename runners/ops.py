@@ -1,0 +1,115 @@
+"""Operations on a running system through the bus: status, dead letters."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from nats.js.errors import NotFoundError
+
+from bus import Bus, DeadLettered, decode_event
+from bus.errors import BusError, EventValidationError
+
+__all__ = ["collect_status", "list_deadletters", "retry_deadletters"]
+
+_CONSUMERS = ("m-agent", "validator")
+
+
+async def collect_status(bus: Bus) -> dict[str, Any]:
+    """Agents (last heartbeat of each instance), consumers, stream sizes, dead letters, MR count."""
+    names = bus.subjects.streams
+    agents: list[dict[str, Any]] = []
+    try:
+        info = await bus.js.stream_info(names.heartbeats, subjects_filter=bus.subjects.all_heartbeats)
+        subjects = list((info.state.subjects or {}).keys())
+    except NotFoundError:
+        subjects = []
+    now = datetime.now(UTC)
+    for subject in sorted(subjects):
+        with contextlib.suppress(NotFoundError, EventValidationError):
+            raw = await bus.js.get_last_msg(names.heartbeats, subject)
+            hb = decode_event(raw.data or b"", subject=subject)
+            p = hb.payload  # type: ignore[attr-defined]
+            age = (now - hb.time).total_seconds()
+            agents.append(
+                {
+                    "agent": p.agent, "instance": p.instance, "status": p.status, "handled": p.handled,
+                    "failed": p.failed, "in_flight": p.in_flight, "last_error": p.last_error,
+                    "time": hb.time, "stale": age > 3 * p.interval_s and p.status != "stopping",
+                    "host": p.host, "pid": p.pid, "consumes": p.consumes, "produces": p.produces, "tools": p.tools,
+                }
+            )
+    consumers = []
+    for stream in (names.inputs, names.results):
+        with contextlib.suppress(NotFoundError):
+            for ci in await bus.js.consumers_info(stream):
+                if ci.name in _CONSUMERS or (ci.config.durable_name or "") in _CONSUMERS:
+                    consumers.append(
+                        {"name": ci.name, "stream": stream, "pending": ci.num_pending, "ack_pending": ci.num_ack_pending,
+                         "redelivered": ci.num_redelivered}
+                    )
+    streams = []
+    deadletters = 0
+    for stream in (names.inputs, names.results, names.deadletter):
+        with contextlib.suppress(NotFoundError):
+            si = await bus.js.stream_info(stream)
+            streams.append({"name": stream, "messages": si.state.messages})
+            if stream == names.deadletter:
+                deadletters = si.state.messages
+    mrs = None
+    with contextlib.suppress(BusError):
+        mrs = await bus.request("mrs.count", timeout=2.0)
+    return {
+        "url": bus.connected_url, "namespace": bus.subjects.namespace, "agents": agents, "consumers": consumers,
+        "streams": streams, "deadletters": deadletters, "mrs": mrs,
+    }
+
+
+async def list_deadletters(bus: Bus, *, limit: int = 1000) -> list[tuple[int, DeadLettered]]:
+    """Dead letters as ``(stream sequence, event)``, oldest first."""
+    name = bus.subjects.streams.deadletter
+    try:
+        si = await bus.js.stream_info(name)
+    except NotFoundError:
+        return []
+    out: list[tuple[int, DeadLettered]] = []
+    first, last = si.state.first_seq, si.state.last_seq
+    if si.state.messages == 0:
+        return []
+    for seq in range(first, last + 1):
+        if len(out) >= limit:
+            break
+        try:
+            raw = await bus.js.get_msg(name, seq)
+        except NotFoundError:
+            continue
+        with contextlib.suppress(EventValidationError):
+            event = decode_event(raw.data or b"", subject=raw.subject or "")
+            if isinstance(event, DeadLettered):
+                out.append((seq, event))
+    return out
+
+
+async def retry_deadletters(bus: Bus, seqs: list[int] | None = None) -> list[int]:
+    """Send dead letters back to their original subjects and remove them; returns the sequences retried.
+
+    Args:
+        bus: Connected bus.
+        seqs: Stream sequences to retry (all when ``None``).
+    """
+    name = bus.subjects.streams.deadletter
+    retried = []
+    for seq, event in await list_deadletters(bus):
+        if seqs is not None and seq not in seqs:
+            continue
+        p = event.payload
+        data = base64.b64decode(p.data_b64) if p.data_b64 else p.data.encode("utf-8")
+        headers = {k: v for k, v in p.headers.items() if k != "Nats-Msg-Id"}
+        headers["Nats-Msg-Id"] = f"retry-{seq}-{time.time_ns()}"
+        await bus.publish_raw(p.original_subject, data, headers=headers)
+        await bus.js.delete_msg(name, seq)
+        retried.append(seq)
+    return retried

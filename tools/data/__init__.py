@@ -1,0 +1,1 @@
+"""Data files packaged with drivemt: ontology, lexicon, sample rules, report templates."""
