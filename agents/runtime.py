@@ -193,6 +193,7 @@ class AgentRunner:
         self._slots = asyncio.Semaphore(self.concurrency)
         self._ready = asyncio.Event()
         self._subjects = [m.model_fields["type"].default for m in agent.consumes]
+        self._fetch_timeout_s = 1.0
 
     @property
     def consumer_name(self) -> str:
@@ -233,9 +234,14 @@ class AgentRunner:
         self._status = "stopping"
         self._stopping.set()
         if self._loop_task is not None:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._loop_task
+            # Let the outstanding pull request finish (at most the fetch timeout): cancelling it would
+            # leave it open on the server, which could hand redelivered work to nobody.
+            try:
+                await asyncio.wait_for(asyncio.shield(self._loop_task), timeout=self._fetch_timeout_s + 2.0)
+            except (TimeoutError, asyncio.CancelledError, Exception):
+                self._loop_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._loop_task
         if self._tasks:
             done, pending = await asyncio.wait(self._tasks, timeout=grace_s)
             for task in pending:
@@ -293,8 +299,11 @@ class AgentRunner:
         batch = max(1, self.agent.batch_size)
         while not self._stopping.is_set():
             await self._slots.acquire()
+            if self._stopping.is_set():
+                self._slots.release()
+                break
             try:
-                msgs = await self._psub.fetch(batch=batch, timeout=1.0)
+                msgs = await self._psub.fetch(batch=batch, timeout=self._fetch_timeout_s)
             except (TimeoutError, NatsTimeoutError):
                 self._slots.release()
                 continue
@@ -306,6 +315,12 @@ class AgentRunner:
                 log.warning("fetch failed; retrying", agent=self.agent.name, error=str(exc))
                 await asyncio.sleep(0.5)
                 continue
+            if self._stopping.is_set():
+                for msg in msgs:  # fetched while stopping: hand them straight back
+                    with contextlib.suppress(Exception):
+                        await msg.nak()
+                self._slots.release()
+                break
             task = asyncio.create_task(self._process(msgs))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-import nats
 import structlog
 from nats.aio.client import Client as NATSClient
 from nats.aio.msg import Msg
@@ -91,18 +90,30 @@ class Bus:
         async def on_error(exc: Exception) -> None:
             log.warning("nats error", error=str(exc))
 
+        nc = NATSClient()
+        # nats-py keeps retrying the first connection forever when reconnects are unlimited, so the
+        # first connection gets a deadline of its own; once connected, reconnects never give up.
         try:
-            self._nc = await nats.connect(
-                servers=self.servers,
-                name=self.name,
-                connect_timeout=self.settings.connect_timeout_s,
-                allow_reconnect=True,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.5,
-                error_cb=on_error,
+            await asyncio.wait_for(
+                nc.connect(
+                    servers=self.servers,
+                    name=self.name,
+                    connect_timeout=self.settings.connect_timeout_s,
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.5,
+                    error_cb=on_error,
+                ),
+                timeout=self.settings.connect_timeout_s,
             )
-        except Exception as exc:  # nats raises NoServersError, TimeoutError, OSError ...
-            raise BusError(f"cannot connect to NATS at {', '.join(self.servers)}: {exc or type(exc).__name__}") from exc
+        except (Exception, asyncio.CancelledError) as exc:  # NoServersError, TimeoutError, OSError ...
+            with contextlib.suppress(Exception):
+                await nc.close()
+            if isinstance(exc, asyncio.CancelledError) and asyncio.current_task() and asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                raise
+            reason = "no server answered in time" if isinstance(exc, TimeoutError | asyncio.CancelledError) else str(exc) or type(exc).__name__
+            raise BusError(f"cannot connect to NATS at {', '.join(self.servers)}: {reason}") from exc
+        self._nc = nc
         self._js = self._nc.jetstream(timeout=10.0)
 
     async def close(self) -> None:

@@ -1,0 +1,84 @@
+"""The real nats-server: embedded start/stop, streams, de-duplication, handled marks, request/reply."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bus import Bus, BusError, EmbeddedNatsServer, RulesSubmitted, adoptable, port_open
+from bus.events import RulesSubmittedPayload
+from tools.rules import TrafficRule
+
+
+async def test_embedded_server_starts_on_a_free_port_and_stops(tmp_path: Path) -> None:
+    """The wheel's nats-server starts with JetStream on loopback and stops cleanly."""
+    server = EmbeddedNatsServer(store_dir=tmp_path / "js")
+    url = await server.start()
+    host, port = url.split("://")[1].split(":")
+    assert host == "127.0.0.1" and port_open(host, int(port))
+    assert adoptable(url, server.pid)
+    b = Bus(url=url)
+    await b.connect()
+    info = await b.js.account_info()
+    assert info.limits is not None  # JetStream is enabled
+    await b.close()
+    await server.stop()
+    assert not port_open(host, int(port))
+    assert not adoptable(url, None)
+
+
+async def test_connect_to_nothing_is_a_clear_error() -> None:
+    """A wrong URL fails within the timeout with the URL in the message."""
+    from bus.connection import BusSettings
+
+    b = Bus(url="nats://127.0.0.1:1", settings=BusSettings(connect_timeout_s=0.5))
+    with pytest.raises(BusError, match="127.0.0.1:1"):
+        await b.connect()
+
+
+async def test_repeated_event_id_is_stored_once(bus: Bus) -> None:
+    """Publishing the same event twice stores it once (Nats-Msg-Id = event id)."""
+    ev = RulesSubmitted(producer="t", payload=RulesSubmittedPayload(rules=[TrafficRule(id="a", text="x")]))
+    first = await bus.publish(ev)
+    second = await bus.publish(ev)
+    assert first is not None and second is not None
+    assert not first.duplicate and second.duplicate
+    info = await bus.js.stream_info(bus.subjects.streams.inputs)
+    assert info.state.messages == 1
+
+
+async def test_streams_are_idempotent_to_ensure(bus: Bus) -> None:
+    """Ensuring streams again (a second daemon, a restart) keeps them and their messages."""
+    ev = RulesSubmitted(producer="t", payload=RulesSubmittedPayload(rules=[TrafficRule(id="a", text="x")]))
+    await bus.publish(ev)
+    await bus.ensure_streams()
+    info = await bus.js.stream_info(bus.subjects.streams.inputs)
+    assert info.state.messages == 1
+
+
+async def test_handled_marks(bus: Bus) -> None:
+    """Handled event ids are remembered per consumer."""
+    assert not await bus.was_handled("m-agent", "e1")
+    await bus.mark_handled("m-agent", "e1")
+    assert await bus.was_handled("m-agent", "e1")
+    assert not await bus.was_handled("validator", "e1")
+
+
+async def test_request_reply_and_errors(bus: Bus) -> None:
+    """A served method answers; its exceptions come back as errors; nobody serving is an error too."""
+
+    async def echo(params: dict) -> dict:
+        if params.get("fail"):
+            raise ValueError("asked to fail")
+        return {"got": params}
+
+    await bus.serve("test.echo", echo)
+    await bus.nc.flush()
+    assert await bus.request("test.echo", {"a": 1}, timeout=5) == {"got": {"a": 1}}
+    with pytest.raises(BusError, match="asked to fail"):
+        await bus.request("test.echo", {"fail": True}, timeout=5)
+    with pytest.raises(BusError, match="no answer"):
+        await bus.request("test.nobody", {}, timeout=0.5)
+    await asyncio.sleep(0)

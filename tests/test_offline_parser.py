@@ -1,0 +1,129 @@
+"""The offline ontology-grounded parser and the offline validator."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.embeddings import MiniLMEmbedder
+from tests.helpers import rule
+from tools.mr import MRCandidate, MRFields
+from tools.offline_parser import OFFLINE_PARSER_NAME, OntologyGroundedParser
+from tools.ontology import Ontology
+from tools.scoring import score_rules
+from tools.validation import OfflineValidator, choose_best
+
+
+@pytest.fixture(scope="module")
+def parser(ontology: Ontology) -> OntologyGroundedParser:
+    return OntologyGroundedParser(ontology=ontology)
+
+
+@pytest.fixture(scope="module")
+def validator(ontology: Ontology, parser: OntologyGroundedParser) -> OfflineValidator:
+    return OfflineValidator(ontology=ontology, parser=parser)
+
+
+def best(parser: OntologyGroundedParser, validator: OfflineValidator, text: str, region: str = "germany") -> MRFields | None:
+    r = rule(text, region=region)
+    verdict = choose_best(validator.validate_sync(r, parser.parse(r)))
+    return verdict.candidate.mr if verdict else None
+
+
+def test_names_itself_as_offline(parser: OntologyGroundedParser) -> None:
+    """Candidates say they come from the offline parser, never from an LLM."""
+    cands = parser.parse(rule("Slow down when children are near the road."))
+    assert cands and all(c.parser == OFFLINE_PARSER_NAME for c in cands)
+    assert "offline" in OFFLINE_PARSER_NAME
+
+
+def test_weather_is_replaced_with_core_term(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """Weather maps onto the core environment term with the verb replaces."""
+    mr = best(parser, validator, "In heavy snowfall the speed must be reduced.")
+    assert mr is not None
+    assert (mr.road_type, mr.verb, mr.expected_behavior) == ("any roads", "replaces", "slow down")
+    assert "snow environment" in mr.manipulation
+
+
+def test_place_and_object_are_found(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """A rule naming a place and a road user gives that place and that road user."""
+    mr = best(parser, validator, "Drivers must give the right-of-way to pedestrians at an uncontrolled crosswalk.", "california")
+    assert mr is not None and mr.road_type == "crosswalk" and "pedestrian" in mr.manipulation and mr.verb == "adds"
+
+
+def test_ego_vehicle_is_not_a_manipulation(parser: OntologyGroundedParser) -> None:
+    """'Anyone driving a vehicle' is the ego-vehicle, not an added vehicle."""
+    analysis = parser.analyse(rule("Anyone driving a vehicle must be careful.", region="california"))
+    assert all(m.term.normalised != "vehicle" for m in analysis.manipulations)
+
+
+def test_terms_inside_longer_terms_are_dropped(parser: OntologyGroundedParser) -> None:
+    """'bicycle' inside the road type 'bicycle path' is not a road user."""
+    analysis = parser.analyse(rule("Those using a bicycle path must behave accordingly at railroad crossings."))
+    assert "bicycle" not in {m.term.normalised for m in analysis.manipulations}
+    assert "railroad crossing" in {m.term.normalised for m in analysis.road_types}
+
+
+def test_signal_colours_need_a_signal_context(parser: OntologyGroundedParser) -> None:
+    """'Red' means a red light at an intersection, but a yellow line is no signal."""
+    red = parser.analyse(rule('Red orders: "Stop before the intersection."'))
+    assert "red light" in {m.term.normalised for m in red.manipulations}
+    line = parser.analyse(rule("Do not cross a solid yellow line.", region="california"))
+    assert "yellow light" not in {m.term.normalised for m in line.manipulations}
+
+
+def test_behaviour_cues(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """Overtaking bans keep the current behaviour; waiting and walking speed slow down."""
+    keep = best(parser, validator, "Public transport buses approaching a stop with hazard lights on must not be overtaken.")
+    slow = best(parser, validator, "When passengers are boarding, vehicles may only pass at walking speed.")
+    assert keep is not None and keep.expected_behavior == "keep current"
+    assert slow is not None and slow.expected_behavior == "slow down" and slow.road_type == "bus stopping"
+
+
+def test_unrelated_text_is_rejected(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """Text with no traffic element yields no accepted MR."""
+    assert best(parser, validator, "The annual report is due in March.") is None
+
+
+def test_semantic_fallback_uses_minilm(ontology: Ontology, embedder: MiniLMEmbedder) -> None:
+    """With no term in the text, the nearest ontology label by MiniLM similarity is proposed."""
+    p = OntologyGroundedParser(ontology=ontology, embedder=embedder, semantic_threshold=0.4)
+    r = rule("Watch out for kids chasing a ball between parked cars near schools.")
+    analysis = p.analyse(r)
+    p._semantic_fallback([analysis])
+    assert analysis.semantic, "the fallback found no label at all"
+    labels = [label for label, _ in analysis.semantic]
+    assert any(term in labels for term in ("child", "Child", "stopped vehicle", "Escorted School Children"))
+
+
+def test_sample_rules_reach_the_target(parser: OntologyGroundedParser, validator: OfflineValidator, ontology: Ontology, sample_rules: list[dict]) -> None:
+    """On twelve German rules the offline reasoner gets at least 10 triples right."""
+    items = []
+    for r in sample_rules:
+        tr = rule(r["text"], r["id"])
+        verdict = choose_best(validator.validate_sync(tr, parser.parse(tr)))
+        items.append((r["id"], "germany", verdict.candidate.mr if verdict else None, [MRFields(**p) for p in r["reference_parsed"]]))
+    report = score_rules(ontology, items)
+    assert report.fraction("triple") >= 10 / 12, report.as_dict()
+
+
+def test_validator_flags_wrong_verb_and_impossible_turn(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """'adds fog' and turning left on a railroad crossing score lower than the right MR."""
+    r = rule("At railroad crossings with a St. Andrew's cross, approach at moderate speed in fog.")
+    good = MRCandidate(mr=MRFields(road_type="railroad crossings", verb="adds", manipulation="a st. andrew's cross sign", expected_behavior="slow down"), parser="t")
+    wrong_verb = MRCandidate(mr=MRFields(road_type="any roads", verb="adds", manipulation="fog environment", expected_behavior="slow down"), parser="t")
+    turn = MRCandidate(mr=MRFields(road_type="railroad crossings", verb="adds", manipulation="a st. andrew's cross sign", expected_behavior="turn left"), parser="t")
+    v_good, v_verb, v_turn = validator.validate_sync(r, [good, wrong_verb, turn])
+    assert v_good.score == 1.0 and v_good.accepted
+    assert v_verb.score < v_good.score and any("verb" in reason for reason in v_verb.reasons)
+    assert v_turn.score < v_good.score and any("turning" in reason for reason in v_turn.reasons)
+    assert choose_best([v_verb, v_turn, v_good]) is v_good
+
+
+def test_validator_rejects_terms_outside_the_ontology(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """A made-up manipulation or behaviour fails a hard check."""
+    r = rule("Yield to a unicorn on the road.")
+    cand = MRCandidate(mr=MRFields(road_type="any roads", verb="adds", manipulation="a unicorn", expected_behavior="fly away"), parser="t")
+    (v,) = validator.validate_sync(r, [cand])
+    assert not v.accepted
+    assert any("manipulation in ontology" in reason for reason in v.reasons)
+    assert any("behaviour in ontology" in reason for reason in v.reasons)

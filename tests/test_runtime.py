@@ -1,0 +1,222 @@
+"""The agent runtime on a real server: acks, errors, retries, dead letters, shared queues, heartbeats, stop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import ClassVar
+
+import pytest
+import structlog
+
+from agents.runtime import Agent, AgentRunner
+from bus import AgentHeartbeat, Bus, ConsumerSettings, DeadLettered, ErrorReported, Event, ProgressReported, RulesSubmitted, derived_id
+from bus.events import ProgressPayload, RulesSubmittedPayload
+from tests.helpers import Recorder
+from tools.errors import BadInputError
+from tools.rules import TrafficRule
+
+
+def submission(text: str, rule_id: str = "r1") -> RulesSubmitted:
+    return RulesSubmitted(producer="test", payload=RulesSubmittedPayload(rules=[TrafficRule(id=rule_id, text=text)]))
+
+
+class EchoAgent(Agent):
+    """Answers each rule with a progress event; 'bad' is bad input, 'flaky' fails twice, 'broken' always fails."""
+
+    name: ClassVar[str] = "echo"
+    consumes = (RulesSubmitted,)
+    produces = (ProgressReported,)
+    error_domain = "rules"
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.calls: dict[str, int] = {}
+        self.delay = delay
+        self.running = 0
+        self.max_running = 0
+
+    async def handle(self, event: Event) -> Sequence[Event]:
+        assert isinstance(event, RulesSubmitted)
+        text = event.payload.rules[0].text
+        self.calls[text] = self.calls.get(text, 0) + 1
+        self.running += 1
+        self.max_running = max(self.max_running, self.running)
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            self.running -= 1
+        if text == "bad":
+            raise BadInputError("this rule can never work")
+        if text == "flaky" and self.calls[text] < 3:
+            raise RuntimeError("temporary trouble")
+        if text == "broken":
+            raise RuntimeError("always broken")
+        return [
+            ProgressReported(
+                **event.caused(event_id=derived_id(event.event_id, "echo")),
+                producer=self.name,
+                payload=ProgressPayload(stage="echo", done=1, message=text),
+            )
+        ]
+
+
+_RUNNING: list[AgentRunner] = []
+
+
+@pytest.fixture(autouse=True)
+async def _stop_runners() -> AsyncIterator[None]:
+    """Stop every runner a test started, even when the test fails."""
+    yield
+    while _RUNNING:
+        runner = _RUNNING.pop()
+        if runner._status != "stopping":
+            await runner.stop(grace_s=0.1)
+
+
+async def start(agent: Agent, bus: Bus, **kw: object) -> AgentRunner:
+    runner = AgentRunner(agent, bus=bus, heartbeat_interval_s=0.2, **kw)  # type: ignore[arg-type]
+    await runner.start()
+    _RUNNING.append(runner)
+    return runner
+
+
+async def test_success_is_published_then_acked(bus: Bus) -> None:
+    """A handled event's outputs are published and the input is acked and marked handled."""
+    rec = await Recorder().watch(bus, bus.subjects.progress)
+    runner = await start(EchoAgent(), bus)
+    ev = submission("hello")
+    await bus.publish(ev)
+    await rec.wait_for(lambda evs: len(evs) == 1)
+    assert rec.events[0].causation_id == ev.event_id and rec.events[0].correlation_id == ev.correlation_id
+    await asyncio.sleep(0.2)
+    info = await bus.js.consumer_info(bus.subjects.streams.inputs, "echo")
+    assert info.num_ack_pending == 0 and info.num_pending == 0
+    assert await bus.was_handled("echo", ev.event_id)
+    await runner.stop()
+
+
+async def test_bad_input_gives_an_error_event_and_no_retry(bus: Bus) -> None:
+    """BadInputError becomes an error event on the agent's domain; the event is not redelivered."""
+    rec = await Recorder().watch(bus, bus.subjects.errors("rules"))
+    agent = EchoAgent()
+    runner = await start(agent, bus)
+    await bus.publish(submission("bad"))
+    await rec.wait_for(lambda evs: len(evs) == 1)
+    err = rec.events[0]
+    assert isinstance(err, ErrorReported) and err.payload.error_type == "BadInputError"
+    assert "can never work" in err.payload.reason
+    await asyncio.sleep(0.5)
+    assert agent.calls["bad"] == 1
+    await runner.stop()
+
+
+async def test_transient_failures_are_retried(bus: Bus) -> None:
+    """An exception is retried with back-off until the handler succeeds."""
+    rec = await Recorder().watch(bus, bus.subjects.progress)
+    agent = EchoAgent()
+    runner = await start(agent, bus, consumer=ConsumerSettings(max_deliver=5, ack_wait_s=5))
+    await bus.publish(submission("flaky"))
+    await rec.wait_for(lambda evs: len(evs) == 1, timeout=30)
+    assert agent.calls["flaky"] == 3
+    await runner.stop()
+
+
+async def test_exceeding_deliveries_dead_letters(bus: Bus) -> None:
+    """After max deliveries the event goes to the dead-letter subject with the reason."""
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.errors("rules"))
+    agent = EchoAgent()
+    runner = await start(agent, bus, consumer=ConsumerSettings(max_deliver=2, ack_wait_s=5))
+    ev = submission("broken")
+    await bus.publish(ev)
+    await rec.wait_for(lambda evs: any(isinstance(e, DeadLettered) for e in evs), timeout=30)
+    dl = next(e for e in rec.events if isinstance(e, DeadLettered))
+    assert dl.payload.consumer == "echo" and dl.payload.deliveries == 2
+    assert "always broken" in dl.payload.reason and ev.event_id in dl.payload.data
+    assert any(isinstance(e, ErrorReported) for e in rec.events)
+    assert agent.calls["broken"] == 2
+    await runner.stop()
+
+
+async def test_invalid_bytes_are_dead_lettered_and_the_agent_goes_on(bus: Bus) -> None:
+    """Malformed JSON, a wrong schema and non-UTF-8 bytes each give an error plus a dead letter; good events still flow."""
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.errors("rules"), bus.subjects.progress)
+    runner = await start(EchoAgent(), bus)
+    subject = bus.subjects.rules_submitted
+    await bus.publish_raw(subject, b"{oops")
+    await bus.publish_raw(subject, b'{"type": "rules.submitted", "producer": "x", "payload": {"rules": "nope"}}')
+    await bus.publish_raw(subject, b"\xff\xfe\xfa")
+    await bus.publish(submission("after the junk"))
+    await rec.wait_for(lambda evs: len([e for e in evs if isinstance(e, DeadLettered)]) == 3 and any(isinstance(e, ProgressReported) for e in evs))
+    reasons = sorted(e.payload.reason for e in rec.events if isinstance(e, DeadLettered))
+    assert any("malformed JSON" in r for r in reasons)
+    assert any("payload.rules" in r for r in reasons)
+    assert any("not UTF-8" in r for r in reasons)
+    non_utf8 = next(e for e in rec.events if isinstance(e, DeadLettered) and "UTF-8" in e.payload.reason)
+    assert non_utf8.payload.data_b64 is not None
+    assert len([e for e in rec.events if isinstance(e, ErrorReported)]) == 3
+    await runner.stop()
+
+
+async def test_copies_share_one_work_queue(bus: Bus) -> None:
+    """Two runners of one agent split the events between them, each handled once."""
+    rec = await Recorder().watch(bus, bus.subjects.progress)
+    a, b = EchoAgent(delay=0.02), EchoAgent(delay=0.02)
+    ra, rb = await start(a, bus), await start(b, bus)
+    await bus.publish_many([submission(f"rule {i}", f"r{i}") for i in range(40)])
+    await rec.wait_for(lambda evs: len(evs) == 40, timeout=30)
+    assert sum(a.calls.values()) + sum(b.calls.values()) == 40
+    assert a.calls and b.calls, "one copy got all the work"
+    await ra.stop()
+    await rb.stop()
+
+
+async def test_concurrency_is_bounded(bus: Bus) -> None:
+    """No more handler calls run at once than the runner's concurrency."""
+    rec = await Recorder().watch(bus, bus.subjects.progress)
+    agent = EchoAgent(delay=0.05)
+    runner = await start(agent, bus, concurrency=3)
+    await bus.publish_many([submission(f"rule {i}", f"r{i}") for i in range(20)])
+    await rec.wait_for(lambda evs: len(evs) == 20, timeout=30)
+    assert 1 < agent.max_running <= 3
+    await runner.stop()
+
+
+async def test_heartbeats_report_counters(bus: Bus) -> None:
+    """Heartbeats name the agent, what it consumes and produces, and its counters."""
+    rec = await Recorder().watch(bus, bus.subjects.all_heartbeats)
+    runner = await start(EchoAgent(), bus)
+    await bus.publish(submission("hello"))
+    await rec.wait_for(lambda evs: any(isinstance(e, AgentHeartbeat) and e.payload.handled == 1 for e in evs), timeout=10)
+    hb = next(e for e in rec.events if isinstance(e, AgentHeartbeat))
+    assert hb.payload.agent == "echo" and hb.payload.consumes == ["rules.submitted"] and hb.payload.produces == ["progress"]
+    await runner.stop()
+
+
+async def test_stop_hands_back_unfinished_work(bus: Bus) -> None:
+    """Work still running after the grace period is handed back and done by the next runner."""
+    rec = await Recorder().watch(bus, bus.subjects.progress)
+    slow = EchoAgent(delay=5.0)
+    runner = await start(slow, bus, consumer=ConsumerSettings(ack_wait_s=30))
+    await bus.publish(submission("slow one"))
+    while not slow.calls:
+        await asyncio.sleep(0.02)
+    await runner.stop(grace_s=0.2)
+    assert rec.events == []
+    fast = EchoAgent()
+    runner2 = await start(fast, bus)
+    await rec.wait_for(lambda evs: len(evs) == 1, timeout=20)
+    assert fast.calls == {"slow one": 1}
+    await runner2.stop()
+
+
+async def test_logs_carry_the_correlation_id(bus: Bus) -> None:
+    """Log lines of a bad input carry the agent, subject, event and correlation ids."""
+    runner = await start(EchoAgent(), bus)
+    ev = submission("bad")
+    rec = await Recorder().watch(bus, bus.subjects.errors("rules"))
+    with structlog.testing.capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        await bus.publish(ev)
+        await rec.wait_for(lambda evs: len(evs) == 1)
+    line = next(entry for entry in logs if entry["event"] == "bad input")
+    assert line["correlation_id"] == ev.correlation_id and line["event_id"] == ev.event_id and line["agent"] == "echo"
+    await runner.stop()
