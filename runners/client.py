@@ -13,7 +13,7 @@ from bus import Bus, Event, MRAccepted, MRRejected, NoDaemonError, RulesSubmitte
 from bus.errors import EventValidationError
 from bus.events import ErrorReported, RulesSubmittedPayload
 from runners.config import DrivemtConfig
-from runners.state import pid_alive, read_state
+from runners.state import daemon_alive, read_state
 from tools.rules import TrafficRule
 
 __all__ = ["RuleResult", "RulesCollector", "find_bus_url", "make_submissions", "unique_ids"]
@@ -30,7 +30,7 @@ def find_bus_url(config: DrivemtConfig) -> str:
     if config.nats_url:
         return config.nats_url
     state = read_state(config.state_file)
-    if state is None or not pid_alive(state.pid):
+    if state is None or not daemon_alive(state):
         raise NoDaemonError(str(config.data_dir))
     host_port = state.nats_url.split("://", 1)[-1]
     host, _, port = host_port.rpartition(":")

@@ -26,7 +26,7 @@ from runners.config import DrivemtConfig
 from runners.errors import DaemonRunningError
 from runners.pipeline import RulePipeline
 from runners.rpc import MRService, register_services
-from runners.state import DaemonState, pid_alive, read_state, remove_state, write_state
+from runners.state import DaemonState, daemon_alive, pid_alive, read_state, remove_state, write_state
 from tools.similarity import Embedder
 
 __all__ = ["Daemon"]
@@ -122,7 +122,7 @@ class Daemon:
         if cfg.nats_url:
             return cfg.nats_url
         state = read_state(cfg.state_file)
-        if state is not None and state.pid != os.getpid() and pid_alive(state.pid):
+        if state is not None and daemon_alive(state):
             raise DaemonRunningError(str(cfg.data_dir), state.pid, state.nats_url)
         if state is not None and state.nats_pid is not None:
             if adoptable(state.nats_url, state.nats_pid):

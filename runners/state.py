@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-__all__ = ["DaemonState", "pid_alive", "read_state", "remove_state", "write_state"]
+__all__ = ["DaemonState", "daemon_alive", "pid_alive", "read_state", "remove_state", "write_state"]
 
 
 class DaemonState(BaseModel):
@@ -44,6 +44,19 @@ def pid_alive(pid: int | None) -> bool:
             return True
         except OSError:
             return False
+
+
+def daemon_alive(state: DaemonState) -> bool:
+    """Whether the recorded daemon still runs (a reused pid of a younger process does not count)."""
+    if not pid_alive(state.pid):
+        return False
+    try:
+        import psutil
+
+        started = psutil.Process(state.pid).create_time()
+    except Exception:  # no psutil data: trust the pid
+        return True
+    return started <= state.started_at.timestamp() + 1.0
 
 
 def read_state(path: Path) -> DaemonState | None:

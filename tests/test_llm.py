@@ -1,0 +1,149 @@
+"""LLM paths through autogen's ReplayChatCompletionClient: the real agent code, recorded model answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from autogen_core import FunctionCall
+from autogen_core.models import CreateResult, RequestUsage
+from autogen_ext.models.replay import ReplayChatCompletionClient
+
+from bus import MRAccepted
+from memory import MiniLMEmbedder
+from runners.config import DrivemtConfig
+from runners.daemon import Daemon
+from runners.inprocess import submit_and_collect
+from tests.helpers import rule
+from tools.errors import LLMConfigurationError
+from tools.llm import LLMSettings, ModelConfig, build_model_client
+from tools.llm_ontology import propose_terms
+from tools.llm_parser import LLMRuleParser, mr_draft_model
+from tools.offline_parser import OntologyGroundedParser
+from tools.ontology import Ontology
+from tools.rule_tools import RuleToolContext
+from tools.validation import OfflineValidator
+
+INFO = {"vision": False, "function_calling": True, "json_output": True, "structured_output": True, "family": "unknown"}
+FOG = "If visibility is reduced to less than 50 meters due to fog, the speed must not exceed 50 km/h."
+
+
+def draft(road: str, term: str, verb: str, phrase: str, beh: str) -> str:
+    return json.dumps({"road_type": road, "manipulation_term": term, "verb": verb, "manipulation": phrase, "expected_behavior": beh})
+
+
+def tool_call(name: str, **arguments: object) -> CreateResult:
+    return CreateResult(
+        finish_reason="function_calls",
+        content=[FunctionCall(id="call-1", name=name, arguments=json.dumps(arguments))],
+        usage=RequestUsage(prompt_tokens=10, completion_tokens=5),
+        cached=False,
+    )
+
+
+def replay(*answers: str | CreateResult) -> ReplayChatCompletionClient:
+    return ReplayChatCompletionClient(list(answers), model_info=INFO)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def tool_context(ontology: Ontology) -> RuleToolContext:
+    parser = OntologyGroundedParser(ontology=ontology)
+    return RuleToolContext(ontology, parser, OfflineValidator(ontology=ontology, parser=parser))
+
+
+async def test_three_parsers_and_a_validator_through_the_daemon(config: DrivemtConfig, embedder: MiniLMEmbedder) -> None:
+    """Three model parsers run in parallel, a model validates each candidate, the lowest hallucination wins."""
+    p1 = replay(draft("any roads", "fog environment", "replaces", "the weather into fog environment", "slow down"))
+    p2 = replay(
+        tool_call("ground_phrase", phrase="fog", field="manipulation", region="germany"),
+        draft("any roads", "rain environment", "replaces", "the weather into rain environment", "slow down"),
+    )
+    p3 = replay("this is not JSON")
+    validator = replay('{"answers": ["yes", "yes", "yes"]}', '{"answers": ["no", "yes", "no"]}')
+    llm = LLMSettings(
+        parsers=[ModelConfig(provider="openai", model=f"m{i}") for i in (1, 2, 3)],
+        validator=ModelConfig(provider="anthropic", model="judge"),
+        include_offline_parser=False,
+    )
+    cfg = config.model_copy(update={"llm": llm})
+    clients = {"openai:m1": p1, "openai:m2": p2, "openai:m3": p3, "anthropic:judge": validator}
+    async with Daemon(cfg, embedder=embedder, model_clients=clients) as daemon:
+        assert daemon.bus is not None
+        summary = await submit_and_collect(daemon.bus, [rule(FOG, "de-01")], timeout=60)
+    event = summary.results["de-01"].event
+    assert isinstance(event, MRAccepted)
+    payload = event.payload
+    assert payload.winner.candidate.parser == "openai:m1"
+    assert payload.winner.candidate.mr.manipulation == "the weather into fog environment"
+    assert payload.winner.score == 1.0
+    scores = {c.candidate.parser: c.score for c in payload.candidates}
+    assert scores["openai:m2"] == pytest.approx(1 / 3, abs=1e-3)
+    assert "openai:m3" not in scores
+    assert set(payload.provenance.models) >= {"openai:m1", "openai:m2", "openai:m3", "selfcheck:anthropic:judge"}
+    # The real prompts went out: the rule and the ontology lists; the tool ran and its result went back.
+    prompt = p1.create_calls[0]["messages"][-1].content
+    assert FOG in prompt and "railroad crossings" in prompt and "fog environment (replaces)" in prompt
+    assert p1.create_calls[0]["json_output"] is mr_draft_model(daemon.pipeline.ontology.vocabulary("germany"))  # type: ignore[union-attr]
+    tool_result = p2.create_calls[1]["messages"][-1].content[0]
+    assert tool_result.name == "ground_phrase" and "fog environment" in tool_result.content
+    assert "Is the traffic rule supported by the MR?" in validator.create_calls[0]["messages"][-1].content
+
+
+async def test_model_answers_outside_the_ontology_are_refused(ontology: Ontology, tool_context: RuleToolContext) -> None:
+    """A road type the ontology lacks fails structured-output validation and is reported, not stored."""
+    from tools.errors import LLMResponseError
+
+    parser = LLMRuleParser(model_client=replay(draft("motorway", "fog environment", "replaces", "fog", "slow down")), label="openai:x", ontology=ontology, tool_context=tool_context)
+    with pytest.raises(LLMResponseError, match="openai:x"):
+        await parser.parse(rule(FOG))
+
+
+async def test_wandering_phrase_falls_back_to_the_term(ontology: Ontology, tool_context: RuleToolContext) -> None:
+    """A manipulation phrase that names another term is replaced by the chosen ontology term."""
+    parser = LLMRuleParser(
+        model_client=replay(draft("intersection", "red light", "adds", "a green arrow", "slow down")), label="openai:x",
+        ontology=ontology, tool_context=tool_context,
+    )
+    (cand,) = await parser.parse(rule("Red orders: stop before the intersection."))
+    assert cand.mr.manipulation == "red light"
+
+
+async def test_ontology_proposals_drop_known_terms(ontology: Ontology) -> None:
+    """A model's proposal keeps only terms the region does not have yet."""
+    client = replay(json.dumps({"road_types": ["Tunnel", "Roundabout"], "traffic_infrastructure": ["stop sign", "Variable message sign"], "object": ["Pedestrian"], "environment": ["Hail"]}))
+    proposal = await propose_terms(model_client=client, label="replay:x", ontology=ontology, region="germany", document="Rules about hail and roundabouts.")
+    assert proposal.road_types == ["Roundabout"]
+    assert proposal.traffic_infrastructure == ["Variable message sign"]
+    assert proposal.object == [] and proposal.environment == ["Hail"]
+    assert "Rules about hail" in client.create_calls[0]["messages"][-1].content
+
+
+def test_provider_configuration_errors() -> None:
+    """A hosted model without its key, or a replay model without answers, is a clear configuration error."""
+    with pytest.raises(LLMConfigurationError, match="OPENAI_API_KEY"):
+        build_model_client(ModelConfig(provider="openai", model="gpt-4o-mini"), api_key=None)
+    with pytest.raises(LLMConfigurationError, match="ANTHROPIC_API_KEY"):
+        build_model_client(ModelConfig(provider="anthropic", model="claude-sonnet-4-20250514"), api_key=None)
+    with pytest.raises(LLMConfigurationError, match="replay_file"):
+        build_model_client(ModelConfig(provider="replay", model="x"))
+    with pytest.raises(ValueError, match="needs llm.model"):
+        LLMSettings(provider="openai")
+
+
+def test_providers_build_real_clients(tmp_path: Path) -> None:
+    """OpenAI (also an OpenAI-compatible URL), Anthropic and replay clients are built from configuration."""
+    from autogen_ext.models.anthropic import AnthropicChatCompletionClient
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    assert isinstance(build_model_client(ModelConfig(provider="openai", model="gpt-4o-mini"), api_key="k"), OpenAIChatCompletionClient)
+    local = build_model_client(
+        ModelConfig(provider="openai", model="llama3", base_url="http://127.0.0.1:11434/v1", model_info=INFO), api_key=None
+    )
+    assert isinstance(local, OpenAIChatCompletionClient)
+    assert isinstance(build_model_client(ModelConfig(provider="anthropic", model="claude-sonnet-4-20250514"), api_key="k"), AnthropicChatCompletionClient)
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(["hello"]))
+    assert isinstance(build_model_client(ModelConfig(provider="replay", model="r", replay_file=answers)), ReplayChatCompletionClient)
+    shorthand = LLMSettings(provider="openai", model="gpt-4o-mini")
+    assert [p.label for p in shorthand.parsers] == ["openai:gpt-4o-mini"] and shorthand.validator is not None
