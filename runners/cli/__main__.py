@@ -1,0 +1,5 @@
+"""``python -m runners.cli``: the same as the ``drivemt`` console script."""
+
+from runners.cli import main
+
+main()

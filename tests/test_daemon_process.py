@@ -1,0 +1,195 @@
+"""The daemon as a separate process: CLI round trips, and recovery from kill -9 with work in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bus import Bus, MRAccepted, MRRejected, Subjects, decode_event
+from bus.events import ErrorReported
+from runners.client import make_submissions
+from runners.state import pid_alive, read_state
+from tests.helpers import FIXTURES
+from tools.rules import TrafficRule
+
+pytestmark = pytest.mark.slow
+
+
+def cli(*args: str, data_dir: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """Run the drivemt CLI in a new process."""
+    return subprocess.run(
+        [sys.executable, "-m", "runners.cli", *args, "--data-dir", str(data_dir)],
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def start_daemon(data_dir: Path, config: Path, log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "runners.cli", "daemon", "--data-dir", str(data_dir), "--config", str(config)],
+        stdout=subprocess.DEVNULL, stderr=log.open("ab"),
+    )
+
+
+def wait_ready(data_dir: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> dict:
+    """Wait until the daemon's agents heartbeat as ready; returns `drivemt status --json`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "daemon exited early"
+        state = read_state(data_dir / "daemon.json")
+        if state is not None and state.pid == proc.pid:
+            res = cli("status", "--json", data_dir=data_dir, timeout=30)
+            if res.returncode == 0:
+                info = json.loads(res.stdout)
+                ready = {a["agent"] for a in info["agents"] if a["status"] == "ready" and a["pid"] == proc.pid}
+                if {"m-agent", "validator"} <= ready:
+                    return info
+        time.sleep(0.3)
+    raise AssertionError("daemon not ready in time")
+
+
+@pytest.fixture
+def daemon_config(tmp_path: Path) -> Path:
+    cfg = tmp_path / "drivemt.yaml"
+    cfg.write_text(
+        "heartbeat_interval_s: 0.5\nshutdown_grace_s: 5\nlog_level: info\n"
+        "agents:\n"
+        "  m_agent:\n    consumer: {ack_wait_s: 3, max_deliver: 5}\n"
+        "  validator:\n    consumer: {ack_wait_s: 3, max_deliver: 5}\n"
+    )
+    return cfg
+
+
+def test_cli_against_a_running_daemon(tmp_path: Path, daemon_config: Path) -> None:
+    """submit --wait prints MRs, status shows the agents, dead letters can be listed and retried, stop stops."""
+    data = tmp_path / "data"
+    proc = start_daemon(data, daemon_config, tmp_path / "daemon.log")
+    try:
+        started = time.monotonic()
+        wait_ready(data, proc)
+        assert time.monotonic() - started < 60
+        rules = tmp_path / "rules.jsonl"
+        rules.write_text(
+            json.dumps({"id": "fog-1", "text": "If visibility is reduced by fog, the speed must be reduced."}) + "\n"
+            + json.dumps({"id": "empty-1", "text": " "}) + "\n"
+        )
+        res = cli("submit", "rules", str(rules), "--wait", "--timeout", "60", data_dir=data)
+        assert res.returncode == 0, res.stderr
+        assert "fog-1 Given the ego-vehicle approaches to any roads, When drivemt replaces" in res.stdout
+        assert "empty-1" in res.stdout and "empty" in res.stdout
+        state = read_state(data / "daemon.json")
+        assert state is not None
+
+        async def inject_junk() -> None:
+            async with Bus(url=state.nats_url, subjects=Subjects()) as bus:
+                await bus.publish_raw(bus.subjects.rules_submitted, b"{definitely not json")
+
+        asyncio.run(inject_junk())
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            listed = cli("dead-letters", "list", "--json", data_dir=data)
+            if listed.stdout.strip():
+                break
+            time.sleep(0.3)
+        letter = json.loads(listed.stdout.splitlines()[0])
+        assert letter["payload"]["consumer"] == "m-agent" and "malformed JSON" in letter["payload"]["reason"]
+        status = json.loads(cli("status", "--json", data_dir=data).stdout)
+        assert status["deadletters"] == 1 and status["mrs"] == 1
+        retry = cli("dead-letters", "retry", str(letter["seq"]), data_dir=data)
+        assert retry.returncode == 0 and "retried 1" in retry.stdout
+        search = cli("mrs", "search", "fog", "--json", data_dir=data)
+        assert "fog environment" in json.loads(search.stdout.splitlines()[0])["mr"]["gherkin"]
+        stop = cli("stop", data_dir=data)
+        assert stop.returncode == 0, stop.stderr
+        proc.wait(timeout=30)
+        assert proc.returncode == 0
+        assert not (data / "daemon.json").exists()
+        assert not pid_alive(state.nats_pid)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_kill_9_with_work_in_flight_loses_nothing_and_repeats_nothing(tmp_path: Path, daemon_config: Path) -> None:
+    """200 rules, kill -9 mid-way, restart: each rule gets exactly one result and no MR is stored twice."""
+    data = tmp_path / "data"
+    log = tmp_path / "daemon.log"
+    base = [json.loads(line) for line in (FIXTURES / "rules_de_sample.jsonl").read_text().splitlines()]
+    rules = [TrafficRule(id=f"k{i:03d}", text=base[i % len(base)]["text"], region="germany") for i in range(200)]
+    first = start_daemon(data, daemon_config, log)
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        wait_ready(data, first)
+        state = read_state(data / "daemon.json")
+        assert state is not None and state.nats_pid is not None
+
+        async def run() -> tuple[list, dict]:
+            nonlocal second
+            async with Bus(url=state.nats_url, subjects=Subjects()) as bus:
+                seen: list = []
+
+                async def on_msg(msg: object) -> None:
+                    seen.append(decode_event(msg.data, subject=msg.subject))  # type: ignore[attr-defined]
+
+                for subject in (bus.subjects.mrs_accepted, bus.subjects.mrs_rejected):
+                    await bus.nc.subscribe(subject, cb=on_msg)
+                correlation, events = make_submissions(rules)
+                await bus.publish_many(events)
+                while len(seen) < 20:
+                    await asyncio.sleep(0.01)
+                os.kill(first.pid, signal.SIGKILL)
+                first.wait(timeout=10)
+                killed_at = len(seen)
+                assert killed_at < 200, "everything finished before the kill; nothing was in flight"
+                assert pid_alive(state.nats_pid), "the embedded server died with the daemon"
+                second = start_daemon(data, daemon_config, log)
+                deadline = time.monotonic() + 180
+                while len({e.payload.rule.id for e in seen}) < 200 and time.monotonic() < deadline:
+                    await asyncio.sleep(0.1)
+                await asyncio.sleep(4)  # room for any late duplicate to show up
+                # Count the results the stream holds, not only what this subscriber saw.
+                stream = bus.subjects.streams.results
+                info = await bus.js.stream_info(stream)
+                stored = []
+                for seq in range(info.state.first_seq, info.state.last_seq + 1):
+                    raw = await bus.js.get_msg(stream, seq)
+                    ev = decode_event(raw.data, subject=raw.subject)
+                    if isinstance(ev, MRAccepted | MRRejected | ErrorReported) and ev.correlation_id == correlation:
+                        stored.append(ev)
+                mrs = await bus.request("mrs.list", {"limit": 100000}, timeout=30)
+                return stored, {"killed_at": killed_at, "mrs": mrs}
+
+        stored, extra = asyncio.run(run())
+        per_rule = Counter(e.payload.rule.id for e in stored if isinstance(e, MRAccepted | MRRejected))
+        assert len(per_rule) == 200, f"{200 - len(per_rule)} rules without a result"
+        assert set(per_rule.values()) == {1}, [k for k, v in per_rule.items() if v > 1]
+        assert not [e for e in stored if isinstance(e, ErrorReported)]
+        mrs = extra["mrs"]
+        keys = [m["canonical_key"] for m in mrs]
+        assert len(keys) == len(set(keys))
+        accepted = {e.payload.rule.id for e in stored if isinstance(e, MRAccepted)}
+        sources = [s for m in mrs for s in m["source_rule_ids"]]
+        assert sorted(sources) == sorted(accepted), "a rule is missing from, or repeated in, the stored MRs' sources"
+        new_state = read_state(data / "daemon.json")
+        assert second is not None and new_state is not None and new_state.pid == second.pid
+        assert new_state.nats_pid == state.nats_pid and new_state.nats_url == state.nats_url  # adopted, not replaced
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+        assert second.returncode == 0
+        assert not pid_alive(state.nats_pid), "the adopted server was left running"
+        assert "adopting the bus" in log.read_text()
+    finally:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.kill()
+        st = read_state(data / "daemon.json")
+        if st is not None and st.nats_pid and pid_alive(st.nats_pid):
+            os.kill(st.nats_pid, signal.SIGKILL)
