@@ -86,8 +86,13 @@ class MAgent(Agent):
                 except BadInputError as exc:
                     outcomes[n].events.append(
                         error_event(
-                            event, agent=self.name, domain=self.error_domain, exc=exc, item_id=rule.id,
-                            excerpt=rule.text[:200], index=i,
+                            event,
+                            agent=self.name,
+                            domain=self.error_domain,
+                            exc=exc,
+                            item_id=rule.id,
+                            excerpt=rule.text[:200],
+                            index=i,
                         )
                     )
                     continue

@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import structlog
 from nats.aio.msg import Msg
@@ -76,7 +76,7 @@ def error_event(
 
     Its id is derived from the source (or given), so a redelivered input reports its error once.
     """
-    base: dict[str, object] = {"producer": agent}
+    base: dict[str, Any] = {"producer": agent}
     if source is not None:
         base |= source.caused(event_id=derived_id(source.event_id, agent, "error", index))
     if event_id is not None:
@@ -115,10 +115,10 @@ class Agent(ABC):
     batch_size: ClassVar[int] = 1
     """Most inputs handed to :meth:`handle_batch` at once."""
 
-    async def setup(self) -> None:
+    async def setup(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """Prepare before the first event (load models, open stores). Runs once per runner."""
 
-    async def teardown(self) -> None:
+    async def teardown(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """Release what :meth:`setup` took."""
 
     @abstractmethod
@@ -243,7 +243,7 @@ class AgentRunner:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._loop_task
         if self._tasks:
-            done, pending = await asyncio.wait(self._tasks, timeout=grace_s)
+            _done, pending = await asyncio.wait(self._tasks, timeout=grace_s)
             for task in pending:
                 task.cancel()
             if pending:
@@ -368,9 +368,13 @@ class AgentRunner:
         except Exception as exc:
             outcomes = [Outcome(error=exc) for _ in valid]
         if len(outcomes) != len(valid):
-            raise RuntimeError(f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for {len(valid)} events")
+            raise RuntimeError(
+                f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for {len(valid)} events"
+            )
         await asyncio.gather(*(self._settle(msg, ev, out) for (msg, ev), out in zip(valid, outcomes, strict=True)))
-        log.debug("batch handled", agent=self.agent.name, size=len(valid), seconds=round(time.perf_counter() - started, 4))
+        log.debug(
+            "batch handled", agent=self.agent.name, size=len(valid), seconds=round(time.perf_counter() - started, 4)
+        )
 
     async def _decode(self, msg: Msg) -> Event | None:
         """Validate a message; bad bytes become an error event plus a dead letter (never redelivered)."""
@@ -405,7 +409,9 @@ class AgentRunner:
             if isinstance(exc, BadInputError):
                 log.warning("bad input", error=str(exc))
                 await self.bus.publish(
-                    error_event(event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject)
+                    error_event(
+                        event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject
+                    )
                 )
                 await self.bus.mark_handled(self.consumer_name, event.event_id)
                 await msg.ack_sync()
@@ -414,12 +420,21 @@ class AgentRunner:
             if deliveries >= self.consumer.max_deliver:
                 log.error("giving up after repeated failures", deliveries=deliveries, error=str(exc))
                 await self.bus.publish(
-                    error_event(event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject)
+                    error_event(
+                        event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject
+                    )
                 )
-                await self._dead_letter(msg, reason=f"failed {deliveries} times: {type(exc).__name__}: {exc}", error=exc)
+                await self._dead_letter(
+                    msg, reason=f"failed {deliveries} times: {type(exc).__name__}: {exc}", error=exc
+                )
                 return
             delay = min(30.0, 0.5 * 2 ** (deliveries - 1))
-            log.warning("handler failed; will retry", deliveries=deliveries, retry_in_s=delay, error=f"{type(exc).__name__}: {exc}")
+            log.warning(
+                "handler failed; will retry",
+                deliveries=deliveries,
+                retry_in_s=delay,
+                error=f"{type(exc).__name__}: {exc}",
+            )
             await msg.nak(delay=delay)
 
     async def _dead_letter(self, msg: Msg, *, reason: str, error: BaseException, excerpt: str | None = None) -> None:
@@ -446,8 +461,13 @@ class AgentRunner:
             ),
         )
         err = error_event(
-            None, agent=self.agent.name, domain=self.agent.error_domain, exc=error,
-            input_subject=msg.subject, excerpt=excerpt, event_id=derived_id(dl.event_id, "error"),
+            None,
+            agent=self.agent.name,
+            domain=self.agent.error_domain,
+            exc=error,
+            input_subject=msg.subject,
+            excerpt=excerpt,
+            event_id=derived_id(dl.event_id, "error"),
         )
         await self.bus.publish_many([err, dl])
         await msg.term()

@@ -73,10 +73,12 @@ class ValidatorAgent(Agent):
             verdict_lists = list(await asyncio.gather(*(self._verdicts(e) for e in typed), return_exceptions=True))
         outcomes: list[Outcome] = [Outcome() for _ in typed]
         winners: list[tuple[int, Verdict]] = []
+        verdicts_of: dict[int, list[Verdict]] = {}
         for n, (event, verdicts) in enumerate(zip(typed, verdict_lists, strict=True)):
             if isinstance(verdicts, BaseException):
                 outcomes[n].error = verdicts
                 continue
+            verdicts_of[n] = verdicts
             best = choose_best(verdicts)
             if best is None:
                 outcomes[n].events.append(self._rejected(event, verdicts))
@@ -113,7 +115,7 @@ class ValidatorAgent(Agent):
                             winner=_scored([best])[0],
                             mr=record,
                             checks=best.checks,
-                            candidates=_scored(verdict_lists[n]),  # type: ignore[arg-type]
+                            candidates=_scored(verdicts_of[n]),
                             provenance=self.provenance,
                         ),
                     )
@@ -128,9 +130,9 @@ class ValidatorAgent(Agent):
                 reasons = ["no ontology term (road user, sign, light, weather ...) found in the rule"]
         else:
             best = min(verdicts, key=lambda v: v.hallucination)
-            reasons = [f"best candidate ({best.candidate.gherkin}; score {best.score:.2f}): {r}" for r in best.reasons] or [
-                f"best candidate scored {best.score:.2f}, below the acceptance threshold"
-            ]
+            reasons = [
+                f"best candidate ({best.candidate.gherkin}; score {best.score:.2f}): {r}" for r in best.reasons
+            ] or [f"best candidate scored {best.score:.2f}, below the acceptance threshold"]
         return MRRejected(
             **event.caused(event_id=derived_id(event.event_id, "validated")),
             producer=self.name,

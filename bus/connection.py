@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any
@@ -39,7 +40,9 @@ class BusSettings(BaseModel):
 
     retention_s: float = Field(default=7 * _DAY, description="How long inputs and results stay in their streams.")
     deadletter_retention_s: float = Field(default=30 * _DAY, description="How long dead letters are kept.")
-    duplicate_window_s: float = Field(default=2 * 3600.0, description="Window in which a repeated event id is dropped by the server.")
+    duplicate_window_s: float = Field(
+        default=2 * 3600.0, description="Window in which a repeated event id is dropped by the server."
+    )
     processed_ttl_s: float = Field(default=7 * _DAY, description="How long handled event ids are remembered.")
     replicas: int = Field(default=1, description="Stream replicas (raise on a NATS cluster).")
     connect_timeout_s: float = Field(default=5.0, description="Seconds to wait for the first connection.")
@@ -98,10 +101,10 @@ class Bus:
                 nc.connect(
                     servers=self.servers,
                     name=self.name,
-                    connect_timeout=self.settings.connect_timeout_s,
+                    connect_timeout=max(1, math.ceil(self.settings.connect_timeout_s)),
                     allow_reconnect=True,
                     max_reconnect_attempts=-1,
-                    reconnect_time_wait=0.5,
+                    reconnect_time_wait=1,
                     error_cb=on_error,
                 ),
                 timeout=self.settings.connect_timeout_s,
@@ -109,9 +112,14 @@ class Bus:
         except (Exception, asyncio.CancelledError) as exc:  # NoServersError, TimeoutError, OSError ...
             with contextlib.suppress(Exception):
                 await nc.close()
-            if isinstance(exc, asyncio.CancelledError) and asyncio.current_task() and asyncio.current_task().cancelling():  # type: ignore[union-attr]
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
                 raise
-            reason = "no server answered in time" if isinstance(exc, TimeoutError | asyncio.CancelledError) else str(exc) or type(exc).__name__
+            reason = (
+                "no server answered in time"
+                if isinstance(exc, TimeoutError | asyncio.CancelledError)
+                else str(exc) or type(exc).__name__
+            )
             raise BusError(f"cannot connect to NATS at {', '.join(self.servers)}: {reason}") from exc
         self._nc = nc
         self._js = self._nc.jetstream(timeout=10.0)
@@ -294,7 +302,9 @@ class Bus:
         await self.kv.put(self._mark_key(consumer, event_id), b"1")
 
     # -- request/reply ------------------------------------------------------------------------
-    async def serve(self, method: str, handler: Callable[[dict[str, Any]], Awaitable[Any]], *, queue: str = "daemon") -> None:
+    async def serve(
+        self, method: str, handler: Callable[[dict[str, Any]], Awaitable[Any]], *, queue: str = "daemon"
+    ) -> None:
         """Answer requests on ``rpc.<method>`` with ``handler(params)``'s JSON-able result.
 
         Errors come back as ``{"error": "..."}`` so a client never waits for a timeout.
@@ -319,9 +329,7 @@ class Bus:
             BusError: If no daemon answers or the method failed.
         """
         try:
-            reply = await self.nc.request(
-                self.subjects.rpc(method), json.dumps(params or {}).encode(), timeout=timeout
-            )
+            reply = await self.nc.request(self.subjects.rpc(method), json.dumps(params or {}).encode(), timeout=timeout)
         except Exception as exc:  # NoRespondersError, TimeoutError
             raise BusError(f"no answer to {method} from a daemon: {exc or type(exc).__name__}") from exc
         body = json.loads(reply.data)

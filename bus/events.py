@@ -111,12 +111,15 @@ class EventRegistry:
 
     def register(self, model: E) -> E:
         """Class decorator adding an event model."""
-        type_field = model.model_fields["type"]
+        cls: type[Event] = model
+        type_field = cls.model_fields["type"]
         type_ = type_field.default
         if not isinstance(type_, str) or not type_:
             raise TypeError(f"{model.__name__} needs a Literal type with a default")
         if type_ in self._models:
-            raise ValueError(f"event type {type_!r} is registered twice ({self._models[type_].__name__}, {model.__name__})")
+            raise ValueError(
+                f"event type {type_!r} is registered twice ({self._models[type_].__name__}, {model.__name__})"
+            )
         self._models[type_] = model
         return model
 
@@ -297,7 +300,9 @@ class DeadLettered(Event):
         return subjects.deadletter(self.payload.consumer)
 
     def describe(self) -> str:
-        return f"dead letter from {self.payload.consumer} ({self.payload.original_subject}): {self.payload.reason}"[:500]
+        return f"dead letter from {self.payload.consumer} ({self.payload.original_subject}): {self.payload.reason}"[
+            :500
+        ]
 
 
 class HeartbeatPayload(BaseModel):
@@ -394,7 +399,9 @@ def decode_event(data: bytes, *, subject: str = "?") -> Event:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise EventValidationError(subject, f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        raise EventValidationError(
+            subject, f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from exc
     if not isinstance(obj, dict):
         raise EventValidationError(subject, f"expected a JSON object, got {type(obj).__name__}")
     type_ = obj.get("type")
@@ -412,4 +419,3 @@ def decode_event(data: bytes, *, subject: str = "?") -> Event:
 def event_json_schemas() -> dict[str, Any]:
     """JSON Schema of every event type, for tools that inject events."""
     return {type_: model.model_json_schema() for type_, model in sorted(registry.models.items())}
-

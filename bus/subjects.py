@@ -118,9 +118,7 @@ class Subjects:
     # -- operations ----------------------------------------------------------------------------
     def heartbeat(self, agent: str, instance: str) -> str:
         """Liveness and counters of one agent instance (last value kept per subject)."""
-        return self._s(
-            "agents", "heartbeat", validate_token(agent, what="agent name"), validate_token(instance)
-        )
+        return self._s("agents", "heartbeat", validate_token(agent, what="agent name"), validate_token(instance))
 
     @property
     def all_heartbeats(self) -> str:

@@ -7,7 +7,7 @@ from tools.errors import DrivemtError
 __all__ = ["EmbeddingModelError", "MemoryError_", "StoreLockedError"]
 
 
-class MemoryError_(DrivemtError):  # noqa: N801 - trailing underscore avoids shadowing the builtin
+class MemoryError_(DrivemtError):
     """A failure of the vector store."""
 
 

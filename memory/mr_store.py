@@ -33,14 +33,24 @@ log = structlog.get_logger(__name__)
 
 COLLECTION = "mrs"
 _POINT_NAMESPACE = uuid.UUID("0d5f3b0e-8f43-5c4e-b0d6-6f1a3c2e9b71")
-_KEYWORD_FIELDS = ("road_type", "verb", "manipulation_term", "expected_behavior", "region", "canonical_key", "source_rule_ids")
+_KEYWORD_FIELDS = (
+    "road_type",
+    "verb",
+    "manipulation_term",
+    "expected_behavior",
+    "region",
+    "canonical_key",
+    "source_rule_ids",
+)
 T = TypeVar("T")
 
 
 class StoreSettings(BaseModel):
     """Where the MR store lives."""
 
-    path: Path | None = Field(default=None, description="Local-mode folder (the data dir's 'qdrant' folder by default).")
+    path: Path | None = Field(
+        default=None, description="Local-mode folder (the data dir's 'qdrant' folder by default)."
+    )
     url: str | None = Field(default=None, description="Qdrant server URL; overrides the local folder.")
     api_key: str | None = Field(default=None, description="Qdrant server API key (from the environment).", repr=False)
     collection: str = Field(default=COLLECTION, description="Collection name (tests use their own).")
@@ -269,7 +279,7 @@ class QdrantMRStore:
     def _filter(filters: dict[str, str]) -> Any:
         from qdrant_client import models
 
-        conds = [
+        conds: list[Any] = [
             models.FieldCondition(key=k, match=models.MatchValue(value=v)) for k, v in filters.items() if v is not None
         ]
         return models.Filter(must=conds) if conds else None

@@ -54,7 +54,9 @@ class AgentsSettings(BaseModel):
 class ValidationSettings(BaseModel):
     """Acceptance of MR candidates."""
 
-    min_score: float = Field(default=0.6, ge=0.0, le=1.0, description="Least score (1 - hallucination) to accept an MR.")
+    min_score: float = Field(
+        default=0.6, ge=0.0, le=1.0, description="Least score (1 - hallucination) to accept an MR."
+    )
 
 
 class EmbedderSettings(BaseModel):
@@ -62,7 +64,9 @@ class EmbedderSettings(BaseModel):
 
     device: str = Field(default="cpu", description="Torch device.")
     batch_size: int = Field(default=64, ge=1, description="Texts per forward pass.")
-    semantic_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Least similarity for a nearest-label match.")
+    semantic_threshold: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Least similarity for a nearest-label match."
+    )
 
 
 class DrivemtConfig(BaseSettings):
@@ -77,7 +81,9 @@ class DrivemtConfig(BaseSettings):
     nats_url: str | None = Field(default=None, description="Existing NATS server or cluster; embedded server if unset.")
     qdrant_url: str | None = Field(default=None, description="Qdrant server; local mode under the data dir if unset.")
     namespace: str = Field(default=DEFAULT_NAMESPACE, description="First token of every subject.")
-    ontology_files: list[Path] = Field(default_factory=list, description="User ontology files extending the packaged one.")
+    ontology_files: list[Path] = Field(
+        default_factory=list, description="User ontology files extending the packaged one."
+    )
     lexicon_file: Path | None = Field(default=None, description="A traffic lexicon replacing the packaged one.")
     llm: LLMSettings = Field(default_factory=LLMSettings)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
@@ -85,7 +91,9 @@ class DrivemtConfig(BaseSettings):
     bus: BusSettings = Field(default_factory=BusSettings)
     agents: AgentsSettings = Field(default_factory=AgentsSettings)
     heartbeat_interval_s: float = Field(default=5.0, gt=0, description="Seconds between agent heartbeats.")
-    shutdown_grace_s: float = Field(default=20.0, ge=0, description="Seconds in-flight work may take to finish on stop.")
+    shutdown_grace_s: float = Field(
+        default=20.0, ge=0, description="Seconds in-flight work may take to finish on stop."
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field(default="info")
     log_format: Literal["json", "console"] = Field(default="json", description="json for machines, console for people.")
     seed: int = Field(default=0, description="Seed recorded in provenance (the rule pipeline is deterministic).")
@@ -114,7 +122,10 @@ class DrivemtConfig(BaseSettings):
     def hash(self) -> str:
         """Hash of the settings that change results (paths and URLs excluded)."""
         return config_hash(
-            self.model_dump(mode="json", include={"namespace", "ontology_files", "lexicon_file", "llm", "validation", "embedder", "seed"})
+            self.model_dump(
+                mode="json",
+                include={"namespace", "ontology_files", "lexicon_file", "llm", "validation", "embedder", "seed"},
+            )
         )
 
 
@@ -154,4 +165,3 @@ def api_key_for(model: ModelConfig) -> str | None:
 def qdrant_api_key() -> str | None:
     """Qdrant server API key from ``QDRANT_API_KEY``."""
     return os.environ.get("QDRANT_API_KEY")
-

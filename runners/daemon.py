@@ -79,7 +79,9 @@ class Daemon:
         cfg = self.config
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         self.nats_url = await self._bus_url()
-        self.bus = Bus(url=self.nats_url, subjects=self.subjects, name=f"drivemt-daemon-{os.getpid()}", settings=cfg.bus)
+        self.bus = Bus(
+            url=self.nats_url, subjects=self.subjects, name=f"drivemt-daemon-{os.getpid()}", settings=cfg.bus
+        )
         await self.bus.connect()
         await self.bus.ensure_streams()
         if self._write_state:
@@ -126,7 +128,12 @@ class Daemon:
             raise DaemonRunningError(str(cfg.data_dir), state.pid, state.nats_url)
         if state is not None and state.nats_pid is not None:
             if adoptable(state.nats_url, state.nats_pid):
-                log.warning("adopting the bus of a daemon that did not stop cleanly", url=state.nats_url, nats_pid=state.nats_pid, dead_daemon_pid=state.pid)
+                log.warning(
+                    "adopting the bus of a daemon that did not stop cleanly",
+                    url=state.nats_url,
+                    nats_pid=state.nats_pid,
+                    dead_daemon_pid=state.pid,
+                )
                 self._adopted_pid = state.nats_pid
                 return state.nats_url
             if pid_alive(state.nats_pid):

@@ -83,7 +83,8 @@ def result_row(rule: TrafficRule, result: RuleResult | None) -> dict[str, Any]:
     elif isinstance(event, MRRejected):
         row["error"] = "rejected: " + "; ".join(event.payload.reasons)
         row["candidates"] = [
-            {"gherkin": c.candidate.gherkin, "score": c.score, "parser": c.candidate.parser} for c in event.payload.candidates
+            {"gherkin": c.candidate.gherkin, "score": c.score, "parser": c.candidate.parser}
+            for c in event.payload.candidates
         ]
         row["provenance"] = event.payload.provenance.model_dump(mode="json")
     elif isinstance(event, ErrorReported):
@@ -92,7 +93,12 @@ def result_row(rule: TrafficRule, result: RuleResult | None) -> dict[str, Any]:
 
 
 async def submit_and_collect(
-    bus: Bus, rules: Sequence[TrafficRule], *, timeout: float, on_progress: ProgressFn | None = None, source: str | None = None
+    bus: Bus,
+    rules: Sequence[TrafficRule],
+    *,
+    timeout: float,
+    on_progress: ProgressFn | None = None,
+    source: str | None = None,
 ) -> RunSummary:
     """Submit rules to whatever daemon consumes this bus and wait for every result."""
     rules = unique_ids(rules)
@@ -107,7 +113,11 @@ async def submit_and_collect(
         await collector.stop()
     seconds = time.perf_counter() - started
     provenance = next(
-        (r.event.payload.provenance for r in collector.results.values() if isinstance(r.event, MRAccepted | MRRejected)),
+        (
+            r.event.payload.provenance
+            for r in collector.results.values()
+            if isinstance(r.event, MRAccepted | MRRejected)
+        ),
         None,
     )
     return RunSummary(correlation, list(rules), dict(collector.results), seconds, provenance)

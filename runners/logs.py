@@ -26,7 +26,9 @@ def configure_logging(level: str = "info", fmt: Literal["json", "console"] = "js
     """
     lvl = _LEVELS.get(level, logging.INFO)
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        structlog.processors.JSONRenderer()
+        if fmt == "json"
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
     structlog.configure(
         processors=[
@@ -41,6 +43,8 @@ def configure_logging(level: str = "info", fmt: Literal["json", "console"] = "js
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
-    logging.basicConfig(level=max(lvl, logging.WARNING), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=max(lvl, logging.WARNING), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
     for noisy in ("httpx", "autogen_core", "autogen_core.events", "autogen_agentchat", "sentence_transformers", "nats"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

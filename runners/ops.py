@@ -36,10 +36,20 @@ async def collect_status(bus: Bus) -> dict[str, Any]:
             age = (now - hb.time).total_seconds()
             agents.append(
                 {
-                    "agent": p.agent, "instance": p.instance, "status": p.status, "handled": p.handled,
-                    "failed": p.failed, "in_flight": p.in_flight, "last_error": p.last_error,
-                    "time": hb.time, "stale": age > 3 * p.interval_s and p.status != "stopping",
-                    "host": p.host, "pid": p.pid, "consumes": p.consumes, "produces": p.produces, "tools": p.tools,
+                    "agent": p.agent,
+                    "instance": p.instance,
+                    "status": p.status,
+                    "handled": p.handled,
+                    "failed": p.failed,
+                    "in_flight": p.in_flight,
+                    "last_error": p.last_error,
+                    "time": hb.time,
+                    "stale": age > 3 * p.interval_s and p.status != "stopping",
+                    "host": p.host,
+                    "pid": p.pid,
+                    "consumes": p.consumes,
+                    "produces": p.produces,
+                    "tools": p.tools,
                 }
             )
     consumers = []
@@ -48,8 +58,13 @@ async def collect_status(bus: Bus) -> dict[str, Any]:
             for ci in await bus.js.consumers_info(stream):
                 if ci.name in _CONSUMERS or (ci.config.durable_name or "") in _CONSUMERS:
                     consumers.append(
-                        {"name": ci.name, "stream": stream, "pending": ci.num_pending, "ack_pending": ci.num_ack_pending,
-                         "redelivered": ci.num_redelivered}
+                        {
+                            "name": ci.name,
+                            "stream": stream,
+                            "pending": ci.num_pending,
+                            "ack_pending": ci.num_ack_pending,
+                            "redelivered": ci.num_redelivered,
+                        }
                     )
     streams = []
     deadletters = 0
@@ -63,8 +78,13 @@ async def collect_status(bus: Bus) -> dict[str, Any]:
     with contextlib.suppress(BusError):
         mrs = await bus.request("mrs.count", timeout=2.0)
     return {
-        "url": bus.connected_url, "namespace": bus.subjects.namespace, "agents": agents, "consumers": consumers,
-        "streams": streams, "deadletters": deadletters, "mrs": mrs,
+        "url": bus.connected_url,
+        "namespace": bus.subjects.namespace,
+        "agents": agents,
+        "consumers": consumers,
+        "streams": streams,
+        "deadletters": deadletters,
+        "mrs": mrs,
     }
 
 

@@ -77,7 +77,9 @@ class RulePipeline:
 
         llm = config.llm
         self.llm_parsers = [
-            LLMRuleParser(model_client=client_for(m), label=m.label, ontology=self.ontology, tool_context=self.tool_context)
+            LLMRuleParser(
+                model_client=client_for(m), label=m.label, ontology=self.ontology, tool_context=self.tool_context
+            )
             for m in llm.parsers
         ]
         self.validator: MRValidator = (
@@ -130,7 +132,9 @@ class RulePipeline:
             ),
             (
                 "validator",
-                ValidatorAgent(validator=self.validator, store=self.store, ontology=self.ontology, provenance=self.provenance),
+                ValidatorAgent(
+                    validator=self.validator, store=self.store, ontology=self.ontology, provenance=self.provenance
+                ),
             ),
         ]
 

@@ -30,10 +30,12 @@ class MRService:
         self.store = store
         self.ontology = ontology
 
-    async def list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+    async def list_mrs(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         """Stored MRs (``limit``, ``offset``, ``filters``)."""
         filters = {k: v for k, v in (params.get("filters") or {}).items() if v}
-        records = await self.store.list(limit=int(params.get("limit", 100)), offset=int(params.get("offset", 0)), **filters)
+        records = await self.store.list(
+            limit=int(params.get("limit", 100)), offset=int(params.get("offset", 0)), **filters
+        )
         return [r.model_dump(mode="json") for r in records]
 
     async def search(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -65,7 +67,7 @@ class MRService:
         if normalise_phrase(fields.expected_behavior) not in BEHAVIORS:
             raise UnknownTermError("expected behaviour", fields.expected_behavior, list(BEHAVIORS))
 
-    async def import_(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+    async def import_mrs(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         """Store MRs given as ``{"mrs": [{"fields", "region", "source", "score"}]}`` after checking their terms."""
         items = []
         for raw in params.get("mrs") or []:
@@ -91,7 +93,12 @@ class MRService:
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """Dispatch ``mrs.<name>`` to a method."""
-        handler = {"mrs.list": self.list, "mrs.search": self.search, "mrs.count": self.count, "mrs.import": self.import_}.get(method)
+        handler = {
+            "mrs.list": self.list_mrs,
+            "mrs.search": self.search,
+            "mrs.count": self.count,
+            "mrs.import": self.import_mrs,
+        }.get(method)
         if handler is None:
             raise BadInputError(f"unknown method {method}")
         return await handler(params)

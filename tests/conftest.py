@@ -14,12 +14,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bus import Bus, EmbeddedNatsServer, Subjects  # noqa: E402
-from memory.embeddings import MiniLMEmbedder  # noqa: E402
-from runners.config import DrivemtConfig, load_config  # noqa: E402
-from tools.ontology import Ontology, load_ontology  # noqa: E402
-
-from tests.helpers import FIXTURES  # noqa: E402
+from bus import Bus, EmbeddedNatsServer, Subjects
+from memory.embeddings import MiniLMEmbedder
+from runners.config import DrivemtConfig, load_config
+from tests.helpers import FIXTURES
+from tools.ontology import Ontology, load_ontology
 
 
 @pytest.fixture(scope="session")

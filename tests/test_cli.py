@@ -31,7 +31,11 @@ def test_rules_extract_writes_one_object_per_rule(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["rules-1", "rules-2", "rules-3"]
     fog, huge, walk = rows
-    assert fog["verb"] == "replaces" and "fog" in fog["manipulation"] and fog["gherkin"].startswith("Given the ego-vehicle")
+    assert (
+        fog["verb"] == "replaces"
+        and "fog" in fog["manipulation"]
+        and fog["gherkin"].startswith("Given the ego-vehicle")
+    )
     assert 0.0 < fog["score"] <= 1.0 and fog["provenance"]["ontology_hash"]
     assert huge["road_type"] is None and huge["gherkin"] is None and "10240-byte limit" in huge["error"]
     assert walk["road_type"] == "crosswalk" and "pedestrian" in walk["manipulation"]
@@ -47,8 +51,21 @@ def test_eval_rules_prints_fractions(tmp_path: Path) -> None:
     assert scores["n"] == 12 and set(scores) == {"n", "road_type", "manipulation", "expected_behavior", "triple"}
     assert scores["triple"] >= 0.75 and scores["road_type"] >= 0.85
     preds = tmp_path / "preds.jsonl"
-    preds.write_text(json.dumps({"id": "de-01", "road_type": "any roads", "verb": "replaces", "manipulation": "fog environment", "expected_behavior": "slow down"}) + "\n")
-    code, output = invoke("eval", "rules", str(FIXTURES / "rules_de_sample.jsonl"), "--json", "--predictions", str(preds))
+    preds.write_text(
+        json.dumps(
+            {
+                "id": "de-01",
+                "road_type": "any roads",
+                "verb": "replaces",
+                "manipulation": "fog environment",
+                "expected_behavior": "slow down",
+            }
+        )
+        + "\n"
+    )
+    code, output = invoke(
+        "eval", "rules", str(FIXTURES / "rules_de_sample.jsonl"), "--json", "--predictions", str(preds)
+    )
     assert code == 0
     assert json.loads(output.strip().splitlines()[0])["triple"] == pytest.approx(1 / 12, abs=1e-4)
 
@@ -107,7 +124,9 @@ def test_mrs_import_list_search_export_without_a_daemon(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in output.splitlines()]
     assert {r["fields"]["manipulation"] for r in rows} == {"a pedestrian", "the weather into fog environment"}
     assert any(r["source_rule_ids"] == ["ca-77"] for r in rows)
-    code, output = invoke("mrs", "search", "someone on the zebra crossing", "--limit", "1", "--json", "--data-dir", data)
+    code, output = invoke(
+        "mrs", "search", "someone on the zebra crossing", "--limit", "1", "--json", "--data-dir", data
+    )
     assert "pedestrian" in json.loads(output.splitlines()[0])["mr"]["gherkin"]
     out_dir = tmp_path / "export"
     code, output = invoke("mrs", "export", "--format", "feature", "--out", str(out_dir), "--data-dir", data)

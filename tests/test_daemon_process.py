@@ -28,14 +28,17 @@ def cli(*args: str, data_dir: Path, timeout: float = 180) -> subprocess.Complete
     """Run the drivemt CLI in a new process."""
     return subprocess.run(
         [sys.executable, "-m", "runners.cli", *args, "--data-dir", str(data_dir)],
-        capture_output=True, text=True, timeout=timeout,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def start_daemon(data_dir: Path, config: Path, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "runners.cli", "daemon", "--data-dir", str(data_dir), "--config", str(config)],
-        stdout=subprocess.DEVNULL, stderr=log.open("ab"),
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"),
     )
 
 
@@ -78,8 +81,10 @@ def test_cli_against_a_running_daemon(tmp_path: Path, daemon_config: Path) -> No
         assert time.monotonic() - started < 60
         rules = tmp_path / "rules.jsonl"
         rules.write_text(
-            json.dumps({"id": "fog-1", "text": "If visibility is reduced by fog, the speed must be reduced."}) + "\n"
-            + json.dumps({"id": "empty-1", "text": " "}) + "\n"
+            json.dumps({"id": "fog-1", "text": "If visibility is reduced by fog, the speed must be reduced."})
+            + "\n"
+            + json.dumps({"id": "empty-1", "text": " "})
+            + "\n"
         )
         res = cli("submit", "rules", str(rules), "--wait", "--timeout", "60", data_dir=data)
         assert res.returncode == 0, res.stderr

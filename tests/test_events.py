@@ -7,14 +7,25 @@ import json
 import pytest
 from pydantic import Field
 
-from bus import EventValidationError, RulesSubmitted, Subjects, UnknownEventTypeError, decode_event, derived_id, encode_event, event_json_schemas
+from bus import (
+    EventValidationError,
+    RulesSubmitted,
+    Subjects,
+    UnknownEventTypeError,
+    decode_event,
+    derived_id,
+    encode_event,
+    event_json_schemas,
+)
 from bus.errors import InvalidSubjectError
 from bus.events import Event, EventRegistry, RulesSubmittedPayload
 from tools.rules import TrafficRule
 
 
 def make_submission() -> RulesSubmitted:
-    return RulesSubmitted(producer="test", payload=RulesSubmittedPayload(rules=[TrafficRule(id="r1", text="Stop at red lights.")]))
+    return RulesSubmitted(
+        producer="test", payload=RulesSubmittedPayload(rules=[TrafficRule(id="r1", text="Stop at red lights.")])
+    )
 
 
 def test_round_trip_keeps_every_field() -> None:
@@ -34,7 +45,10 @@ def test_round_trip_keeps_every_field() -> None:
         (b"[1, 2]", "expected a JSON object"),
         (b"\xff\xfe\x00bad", "not UTF-8"),
         (json.dumps({"type": "rules.submitted", "producer": "x", "payload": {"rules": []}}).encode(), "payload.rules"),
-        (json.dumps({"type": "rules.submitted", "producer": "x", "payload": {"rules": [{"id": "a"}]}}).encode(), "text"),
+        (
+            json.dumps({"type": "rules.submitted", "producer": "x", "payload": {"rules": [{"id": "a"}]}}).encode(),
+            "text",
+        ),
     ],
 )
 def test_bad_bytes_are_refused_with_a_reason(data: bytes, message: str) -> None:
@@ -82,7 +96,16 @@ def test_caused_events_carry_correlation_and_causation() -> None:
 def test_every_event_has_a_json_schema() -> None:
     """The schema export covers every registered type."""
     schemas = event_json_schemas()
-    assert {"rules.submitted", "mrs.candidates", "mrs.accepted", "mrs.rejected", "error", "deadletter", "agent.heartbeat", "progress"} <= set(schemas)
+    assert {
+        "rules.submitted",
+        "mrs.candidates",
+        "mrs.accepted",
+        "mrs.rejected",
+        "error",
+        "deadletter",
+        "agent.heartbeat",
+        "progress",
+    } <= set(schemas)
     assert schemas["rules.submitted"]["properties"]["type"]["const"] == "rules.submitted"
 
 

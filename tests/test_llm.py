@@ -30,7 +30,9 @@ FOG = "If visibility is reduced to less than 50 meters due to fog, the speed mus
 
 
 def draft(road: str, term: str, verb: str, phrase: str, beh: str) -> str:
-    return json.dumps({"road_type": road, "manipulation_term": term, "verb": verb, "manipulation": phrase, "expected_behavior": beh})
+    return json.dumps(
+        {"road_type": road, "manipulation_term": term, "verb": verb, "manipulation": phrase, "expected_behavior": beh}
+    )
 
 
 def tool_call(name: str, **arguments: object) -> CreateResult:
@@ -52,7 +54,9 @@ def tool_context(ontology: Ontology) -> RuleToolContext:
     return RuleToolContext(ontology, parser, OfflineValidator(ontology=ontology, parser=parser))
 
 
-async def test_three_parsers_and_a_validator_through_the_daemon(config: DrivemtConfig, embedder: MiniLMEmbedder) -> None:
+async def test_three_parsers_and_a_validator_through_the_daemon(
+    config: DrivemtConfig, embedder: MiniLMEmbedder
+) -> None:
     """Three model parsers run in parallel, a model validates each candidate, the lowest hallucination wins."""
     p1 = replay(draft("any roads", "fog environment", "replaces", "the weather into fog environment", "slow down"))
     p2 = replay(
@@ -90,11 +94,18 @@ async def test_three_parsers_and_a_validator_through_the_daemon(config: DrivemtC
     assert "Is the traffic rule supported by the MR?" in validator.create_calls[0]["messages"][-1].content
 
 
-async def test_model_answers_outside_the_ontology_are_refused(ontology: Ontology, tool_context: RuleToolContext) -> None:
+async def test_model_answers_outside_the_ontology_are_refused(
+    ontology: Ontology, tool_context: RuleToolContext
+) -> None:
     """A road type the ontology lacks fails structured-output validation and is reported, not stored."""
     from tools.errors import LLMResponseError
 
-    parser = LLMRuleParser(model_client=replay(draft("motorway", "fog environment", "replaces", "fog", "slow down")), label="openai:x", ontology=ontology, tool_context=tool_context)
+    parser = LLMRuleParser(
+        model_client=replay(draft("motorway", "fog environment", "replaces", "fog", "slow down")),
+        label="openai:x",
+        ontology=ontology,
+        tool_context=tool_context,
+    )
     with pytest.raises(LLMResponseError, match="openai:x"):
         await parser.parse(rule(FOG))
 
@@ -102,8 +113,10 @@ async def test_model_answers_outside_the_ontology_are_refused(ontology: Ontology
 async def test_wandering_phrase_falls_back_to_the_term(ontology: Ontology, tool_context: RuleToolContext) -> None:
     """A manipulation phrase that names another term is replaced by the chosen ontology term."""
     parser = LLMRuleParser(
-        model_client=replay(draft("intersection", "red light", "adds", "a green arrow", "slow down")), label="openai:x",
-        ontology=ontology, tool_context=tool_context,
+        model_client=replay(draft("intersection", "red light", "adds", "a green arrow", "slow down")),
+        label="openai:x",
+        ontology=ontology,
+        tool_context=tool_context,
     )
     (cand,) = await parser.parse(rule("Red orders: stop before the intersection."))
     assert cand.mr.manipulation == "red light"
@@ -111,8 +124,23 @@ async def test_wandering_phrase_falls_back_to_the_term(ontology: Ontology, tool_
 
 async def test_ontology_proposals_drop_known_terms(ontology: Ontology) -> None:
     """A model's proposal keeps only terms the region does not have yet."""
-    client = replay(json.dumps({"road_types": ["Tunnel", "Roundabout"], "traffic_infrastructure": ["stop sign", "Variable message sign"], "object": ["Pedestrian"], "environment": ["Hail"]}))
-    proposal = await propose_terms(model_client=client, label="replay:x", ontology=ontology, region="germany", document="Rules about hail and roundabouts.")
+    client = replay(
+        json.dumps(
+            {
+                "road_types": ["Tunnel", "Roundabout"],
+                "traffic_infrastructure": ["stop sign", "Variable message sign"],
+                "object": ["Pedestrian"],
+                "environment": ["Hail"],
+            }
+        )
+    )
+    proposal = await propose_terms(
+        model_client=client,
+        label="replay:x",
+        ontology=ontology,
+        region="germany",
+        document="Rules about hail and roundabouts.",
+    )
     assert proposal.road_types == ["Roundabout"]
     assert proposal.traffic_infrastructure == ["Variable message sign"]
     assert proposal.object == [] and proposal.environment == ["Hail"]
@@ -136,14 +164,22 @@ def test_providers_build_real_clients(tmp_path: Path) -> None:
     from autogen_ext.models.anthropic import AnthropicChatCompletionClient
     from autogen_ext.models.openai import OpenAIChatCompletionClient
 
-    assert isinstance(build_model_client(ModelConfig(provider="openai", model="gpt-4o-mini"), api_key="k"), OpenAIChatCompletionClient)
+    assert isinstance(
+        build_model_client(ModelConfig(provider="openai", model="gpt-4o-mini"), api_key="k"), OpenAIChatCompletionClient
+    )
     local = build_model_client(
-        ModelConfig(provider="openai", model="llama3", base_url="http://127.0.0.1:11434/v1", model_info=INFO), api_key=None
+        ModelConfig(provider="openai", model="llama3", base_url="http://127.0.0.1:11434/v1", model_info=INFO),
+        api_key=None,
     )
     assert isinstance(local, OpenAIChatCompletionClient)
-    assert isinstance(build_model_client(ModelConfig(provider="anthropic", model="claude-sonnet-4-20250514"), api_key="k"), AnthropicChatCompletionClient)
+    assert isinstance(
+        build_model_client(ModelConfig(provider="anthropic", model="claude-sonnet-4-20250514"), api_key="k"),
+        AnthropicChatCompletionClient,
+    )
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps(["hello"]))
-    assert isinstance(build_model_client(ModelConfig(provider="replay", model="r", replay_file=answers)), ReplayChatCompletionClient)
+    assert isinstance(
+        build_model_client(ModelConfig(provider="replay", model="r", replay_file=answers)), ReplayChatCompletionClient
+    )
     shorthand = LLMSettings(provider="openai", model="gpt-4o-mini")
     assert [p.label for p in shorthand.parsers] == ["openai:gpt-4o-mini"] and shorthand.validator is not None

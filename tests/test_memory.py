@@ -35,11 +35,17 @@ async def store(tmp_path: Path, embedder: MiniLMEmbedder):
 
 async def test_duplicates_merge_their_rules(store: QdrantMRStore, ontology: Ontology) -> None:
     """A second wording of a stored MR adds its rule to source_rule_ids instead of a new point."""
-    first = await store.add([new_mr(ontology, "any roads", "replaces", "the weather into fog environment", "slow down", "de-01", 0.8)])
-    again = await store.add([
-        new_mr(ontology, "Any roads", "replaces", "fog environment reducing visibility", "slow down", "de-99", 0.95),
-        new_mr(ontology, "any roads", "replaces", "the weather into rain environment", "slow down", "de-03"),
-    ])
+    first = await store.add(
+        [new_mr(ontology, "any roads", "replaces", "the weather into fog environment", "slow down", "de-01", 0.8)]
+    )
+    again = await store.add(
+        [
+            new_mr(
+                ontology, "Any roads", "replaces", "fog environment reducing visibility", "slow down", "de-99", 0.95
+            ),
+            new_mr(ontology, "any roads", "replaces", "the weather into rain environment", "slow down", "de-03"),
+        ]
+    )
     assert not first[0].duplicate
     assert again[0].duplicate and again[0].mr_id == first[0].mr_id
     assert again[0].source_rule_ids == ["de-01", "de-99"] and again[0].score == 0.95
@@ -53,21 +59,25 @@ async def test_duplicates_merge_their_rules(store: QdrantMRStore, ontology: Onto
 
 async def test_two_wordings_in_one_batch_are_one_mr(store: QdrantMRStore, ontology: Ontology) -> None:
     """Within one batch the second wording is already a duplicate of the first."""
-    recs = await store.add([
-        new_mr(ontology, "intersection", "adds", "a red light", "slow down", "a"),
-        new_mr(ontology, "intersection", "adds", "a steady red light on the roadside", "slow down", "b"),
-    ])
+    recs = await store.add(
+        [
+            new_mr(ontology, "intersection", "adds", "a red light", "slow down", "a"),
+            new_mr(ontology, "intersection", "adds", "a steady red light on the roadside", "slow down", "b"),
+        ]
+    )
     assert [r.duplicate for r in recs] == [False, True]
     assert recs[1].source_rule_ids == ["a", "b"]
 
 
 async def test_search_filters_and_lists(store: QdrantMRStore, ontology: Ontology) -> None:
     """Search ranks by meaning, filters by payload, and list returns oldest first."""
-    await store.add([
-        new_mr(ontology, "crosswalk", "adds", "a pedestrian", "slow down", "r1"),
-        new_mr(ontology, "intersection", "adds", "a red light", "slow down", "r2"),
-        new_mr(ontology, "any roads", "replaces", "the weather into snow environment", "slow down", "r3"),
-    ])
+    await store.add(
+        [
+            new_mr(ontology, "crosswalk", "adds", "a pedestrian", "slow down", "r1"),
+            new_mr(ontology, "intersection", "adds", "a red light", "slow down", "r2"),
+            new_mr(ontology, "any roads", "replaces", "the weather into snow environment", "slow down", "r3"),
+        ]
+    )
     hits = await store.search("someone walking across the zebra crossing", limit=3)
     assert hits[0].record.fields.manipulation == "a pedestrian"
     assert hits[0].similarity > hits[-1].similarity
@@ -94,8 +104,13 @@ async def test_local_store_allows_one_process(tmp_path: Path, embedder: MiniLMEm
 
     path = tmp_path / "qdrant"
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"from qdrant_client import QdrantClient; import time; c = QdrantClient(path={str(path)!r}); print('open', flush=True); time.sleep(30)"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            f"from qdrant_client import QdrantClient; import time; c = QdrantClient(path={str(path)!r}); print('open', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open"

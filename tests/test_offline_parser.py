@@ -23,7 +23,9 @@ def validator(ontology: Ontology, parser: OntologyGroundedParser) -> OfflineVali
     return OfflineValidator(ontology=ontology, parser=parser)
 
 
-def best(parser: OntologyGroundedParser, validator: OfflineValidator, text: str, region: str = "germany") -> MRFields | None:
+def best(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, region: str = "germany"
+) -> MRFields | None:
     r = rule(text, region=region)
     verdict = choose_best(validator.validate_sync(r, parser.parse(r)))
     return verdict.candidate.mr if verdict else None
@@ -46,7 +48,12 @@ def test_weather_is_replaced_with_core_term(parser: OntologyGroundedParser, vali
 
 def test_place_and_object_are_found(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
     """A rule naming a place and a road user gives that place and that road user."""
-    mr = best(parser, validator, "Drivers must give the right-of-way to pedestrians at an uncontrolled crosswalk.", "california")
+    mr = best(
+        parser,
+        validator,
+        "Drivers must give the right-of-way to pedestrians at an uncontrolled crosswalk.",
+        "california",
+    )
     assert mr is not None and mr.road_type == "crosswalk" and "pedestrian" in mr.manipulation and mr.verb == "adds"
 
 
@@ -73,7 +80,9 @@ def test_signal_colours_need_a_signal_context(parser: OntologyGroundedParser) ->
 
 def test_behaviour_cues(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
     """Overtaking bans keep the current behaviour; waiting and walking speed slow down."""
-    keep = best(parser, validator, "Public transport buses approaching a stop with hazard lights on must not be overtaken.")
+    keep = best(
+        parser, validator, "Public transport buses approaching a stop with hazard lights on must not be overtaken."
+    )
     slow = best(parser, validator, "When passengers are boarding, vehicles may only pass at walking speed.")
     assert keep is not None and keep.expected_behavior == "keep current"
     assert slow is not None and slow.expected_behavior == "slow down" and slow.road_type == "bus stopping"
@@ -95,23 +104,53 @@ def test_semantic_fallback_uses_minilm(ontology: Ontology, embedder: MiniLMEmbed
     assert any(term in labels for term in ("child", "Child", "stopped vehicle", "Escorted School Children"))
 
 
-def test_sample_rules_reach_the_target(parser: OntologyGroundedParser, validator: OfflineValidator, ontology: Ontology, sample_rules: list[dict]) -> None:
+def test_sample_rules_reach_the_target(
+    parser: OntologyGroundedParser, validator: OfflineValidator, ontology: Ontology, sample_rules: list[dict]
+) -> None:
     """On twelve German rules the offline reasoner gets at least 10 triples right."""
     items = []
     for r in sample_rules:
         tr = rule(r["text"], r["id"])
         verdict = choose_best(validator.validate_sync(tr, parser.parse(tr)))
-        items.append((r["id"], "germany", verdict.candidate.mr if verdict else None, [MRFields(**p) for p in r["reference_parsed"]]))
+        items.append(
+            (
+                r["id"],
+                "germany",
+                verdict.candidate.mr if verdict else None,
+                [MRFields(**p) for p in r["reference_parsed"]],
+            )
+        )
     report = score_rules(ontology, items)
     assert report.fraction("triple") >= 10 / 12, report.as_dict()
 
 
-def test_validator_flags_wrong_verb_and_impossible_turn(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+def test_validator_flags_wrong_verb_and_impossible_turn(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
     """'adds fog' and turning left on a railroad crossing score lower than the right MR."""
     r = rule("At railroad crossings with a St. Andrew's cross, approach at moderate speed in fog.")
-    good = MRCandidate(mr=MRFields(road_type="railroad crossings", verb="adds", manipulation="a st. andrew's cross sign", expected_behavior="slow down"), parser="t")
-    wrong_verb = MRCandidate(mr=MRFields(road_type="any roads", verb="adds", manipulation="fog environment", expected_behavior="slow down"), parser="t")
-    turn = MRCandidate(mr=MRFields(road_type="railroad crossings", verb="adds", manipulation="a st. andrew's cross sign", expected_behavior="turn left"), parser="t")
+    good = MRCandidate(
+        mr=MRFields(
+            road_type="railroad crossings",
+            verb="adds",
+            manipulation="a st. andrew's cross sign",
+            expected_behavior="slow down",
+        ),
+        parser="t",
+    )
+    wrong_verb = MRCandidate(
+        mr=MRFields(road_type="any roads", verb="adds", manipulation="fog environment", expected_behavior="slow down"),
+        parser="t",
+    )
+    turn = MRCandidate(
+        mr=MRFields(
+            road_type="railroad crossings",
+            verb="adds",
+            manipulation="a st. andrew's cross sign",
+            expected_behavior="turn left",
+        ),
+        parser="t",
+    )
     v_good, v_verb, v_turn = validator.validate_sync(r, [good, wrong_verb, turn])
     assert v_good.score == 1.0 and v_good.accepted
     assert v_verb.score < v_good.score and any("verb" in reason for reason in v_verb.reasons)
@@ -119,10 +158,15 @@ def test_validator_flags_wrong_verb_and_impossible_turn(parser: OntologyGrounded
     assert choose_best([v_verb, v_turn, v_good]) is v_good
 
 
-def test_validator_rejects_terms_outside_the_ontology(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+def test_validator_rejects_terms_outside_the_ontology(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
     """A made-up manipulation or behaviour fails a hard check."""
     r = rule("Yield to a unicorn on the road.")
-    cand = MRCandidate(mr=MRFields(road_type="any roads", verb="adds", manipulation="a unicorn", expected_behavior="fly away"), parser="t")
+    cand = MRCandidate(
+        mr=MRFields(road_type="any roads", verb="adds", manipulation="a unicorn", expected_behavior="fly away"),
+        parser="t",
+    )
     (v,) = validator.validate_sync(r, [cand])
     assert not v.accepted
     assert any("manipulation in ontology" in reason for reason in v.reasons)

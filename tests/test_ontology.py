@@ -17,7 +17,11 @@ from tools.text import fold_word, normalise_phrase, tokens
 def test_plurals_fold_but_lookalikes_stay() -> None:
     """Plural folding turns buses into bus and crossings into crossing, but keeps bus, cross and its."""
     assert [fold_word(w) for w in ("buses", "crossings", "children", "people", "cities")] == [
-        "bus", "crossing", "child", "person", "city",
+        "bus",
+        "crossing",
+        "child",
+        "person",
+        "city",
     ]
     assert [fold_word(w) for w in ("bus", "cross", "its", "pass")] == ["bus", "cross", "its", "pass"]
     assert tokens("St. Andrew's Cross") == ("st", "andrew", "cross")
@@ -54,7 +58,9 @@ def test_canonical_form_is_longest_contained_term(ontology: Ontology) -> None:
 def test_user_ontology_extends_sections(tmp_path: Path) -> None:
     """A user file adds terms to the sections it names and changes the ontology hash."""
     extra = tmp_path / "mine.yaml"
-    extra.write_text("core:\n  manipulations:\n    adds:\n      object: [e-scooter rider]\ngermany:\n  road_types: [Autobahn]\n")
+    extra.write_text(
+        "core:\n  manipulations:\n    adds:\n      object: [e-scooter rider]\ngermany:\n  road_types: [Autobahn]\n"
+    )
     base = load_ontology()
     onto = load_ontology([extra])
     assert onto.hash != base.hash
@@ -73,8 +79,12 @@ def test_malformed_user_ontology_names_the_problem(tmp_path: Path) -> None:
 
 def test_gherkin_round_trip_and_both_actor_words() -> None:
     """MRs parse in drivemt's and AutoMT's wording and on separate lines."""
-    mr = parse_gherkin("Given the ego-vehicle approaches to intersection, When AUTOMT adds a red light, Then ego-vehicle should slow down.")
-    assert mr == MRFields(road_type="intersection", verb="adds", manipulation="a red light", expected_behavior="slow down")
+    mr = parse_gherkin(
+        "Given the ego-vehicle approaches to intersection, When AUTOMT adds a red light, Then ego-vehicle should slow down."
+    )
+    assert mr == MRFields(
+        road_type="intersection", verb="adds", manipulation="a red light", expected_behavior="slow down"
+    )
     assert parse_gherkin(format_gherkin(mr)) == mr
     multi = "Scenario: x\n  Given the ego-vehicle approaches to any roads\n  When drivemt replaces the weather into fog\n  Then ego-vehicle should slow down"
     assert parse_gherkin(multi).verb == "replaces"
@@ -85,9 +95,24 @@ def test_gherkin_round_trip_and_both_actor_words() -> None:
 def test_duplicates_are_same_canonical_terms_not_similar_text(ontology: Ontology) -> None:
     """Different wordings of one MR share a key; fog and rain MRs do not."""
     de = ontology.vocabulary("germany")
-    a = MRFields(road_type="any roads", verb="replaces", manipulation="the weather into fog environment", expected_behavior="slow down")
-    b = MRFields(road_type="Any roads", verb="replaces", manipulation="fog environment reducing visibility", expected_behavior="slow down")
-    c = MRFields(road_type="any roads", verb="replaces", manipulation="the weather into rain environment", expected_behavior="slow down")
+    a = MRFields(
+        road_type="any roads",
+        verb="replaces",
+        manipulation="the weather into fog environment",
+        expected_behavior="slow down",
+    )
+    b = MRFields(
+        road_type="Any roads",
+        verb="replaces",
+        manipulation="fog environment reducing visibility",
+        expected_behavior="slow down",
+    )
+    c = MRFields(
+        road_type="any roads",
+        verb="replaces",
+        manipulation="the weather into rain environment",
+        expected_behavior="slow down",
+    )
     assert canonical_key(a, de) == canonical_key(b, de)
     assert canonical_key(a, de) != canonical_key(c, de)
 
@@ -98,8 +123,14 @@ def test_feature_file_round_trip(tmp_path: Path) -> None:
 
     fields = MRFields(road_type="crosswalk", verb="adds", manipulation="a pedestrian", expected_behavior="slow down")
     stored = StoredMR(
-        mr_id="x", gherkin=format_gherkin(fields), fields=fields, canonical_key="k", region="california",
-        score=0.9, source_rule_ids=["ca-1", "ca-2"], created_at=datetime.now(UTC),
+        mr_id="x",
+        gherkin=format_gherkin(fields),
+        fields=fields,
+        canonical_key="k",
+        region="california",
+        score=0.9,
+        source_rule_ids=["ca-1", "ca-2"],
+        created_at=datetime.now(UTC),
     )
     path = tmp_path / "out.feature"
     assert write_feature(path, [stored], region="california") == 1
@@ -110,7 +141,10 @@ def test_feature_file_round_trip(tmp_path: Path) -> None:
 
 def test_constant_baseline_matches_documented_figures(ontology: Ontology, sample_rules: list[dict]) -> None:
     """The scorer gives the constant answer exactly what the references allow, rule by rule."""
-    items = [(r["id"], r["region"], baseline_prediction(), [MRFields(**p) for p in r["reference_parsed"]]) for r in sample_rules]
+    items = [
+        (r["id"], r["region"], baseline_prediction(), [MRFields(**p) for p in r["reference_parsed"]])
+        for r in sample_rules
+    ]
     report = score_rules(ontology, items)
     expected_road = sum(any(p["road_type"] == "any roads" for p in r["reference_parsed"]) for r in sample_rules)
     assert report.fraction("road_type") == pytest.approx(expected_road / len(sample_rules))

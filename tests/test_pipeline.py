@@ -83,7 +83,9 @@ async def test_bad_rules_get_errors_and_the_rest_goes_on(daemon: Daemon) -> None
 async def test_daemon_services_answer_over_the_bus(daemon: Daemon) -> None:
     """mrs.list, mrs.search and mrs.count answer from the daemon's store."""
     assert daemon.bus is not None
-    await submit_and_collect(daemon.bus, [rule("Give way to pedestrians at a crosswalk.", "x", "california")], timeout=60)
+    await submit_and_collect(
+        daemon.bus, [rule("Give way to pedestrians at a crosswalk.", "x", "california")], timeout=60
+    )
     assert await daemon.bus.request("mrs.count") == 1
     listed = await daemon.bus.request("mrs.list", {"limit": 10})
     assert listed[0]["source_rule_ids"] == ["x"]

@@ -10,7 +10,17 @@ import pytest
 import structlog
 
 from agents.runtime import Agent, AgentRunner
-from bus import AgentHeartbeat, Bus, ConsumerSettings, DeadLettered, ErrorReported, Event, ProgressReported, RulesSubmitted, derived_id
+from bus import (
+    AgentHeartbeat,
+    Bus,
+    ConsumerSettings,
+    DeadLettered,
+    ErrorReported,
+    Event,
+    ProgressReported,
+    RulesSubmitted,
+    derived_id,
+)
 from bus.events import ProgressPayload, RulesSubmittedPayload
 from tests.helpers import Recorder
 from tools.errors import BadInputError
@@ -146,7 +156,12 @@ async def test_invalid_bytes_are_dead_lettered_and_the_agent_goes_on(bus: Bus) -
     await bus.publish_raw(subject, b'{"type": "rules.submitted", "producer": "x", "payload": {"rules": "nope"}}')
     await bus.publish_raw(subject, b"\xff\xfe\xfa")
     await bus.publish(submission("after the junk"))
-    await rec.wait_for(lambda evs: len([e for e in evs if isinstance(e, DeadLettered)]) == 3 and any(isinstance(e, ProgressReported) for e in evs))
+    await rec.wait_for(
+        lambda evs: (
+            len([e for e in evs if isinstance(e, DeadLettered)]) == 3
+            and any(isinstance(e, ProgressReported) for e in evs)
+        )
+    )
     reasons = sorted(e.payload.reason for e in rec.events if isinstance(e, DeadLettered))
     assert any("malformed JSON" in r for r in reasons)
     assert any("payload.rules" in r for r in reasons)
@@ -186,9 +201,15 @@ async def test_heartbeats_report_counters(bus: Bus) -> None:
     rec = await Recorder().watch(bus, bus.subjects.all_heartbeats)
     runner = await start(EchoAgent(), bus)
     await bus.publish(submission("hello"))
-    await rec.wait_for(lambda evs: any(isinstance(e, AgentHeartbeat) and e.payload.handled == 1 for e in evs), timeout=10)
+    await rec.wait_for(
+        lambda evs: any(isinstance(e, AgentHeartbeat) and e.payload.handled == 1 for e in evs), timeout=10
+    )
     hb = next(e for e in rec.events if isinstance(e, AgentHeartbeat))
-    assert hb.payload.agent == "echo" and hb.payload.consumes == ["rules.submitted"] and hb.payload.produces == ["progress"]
+    assert (
+        hb.payload.agent == "echo"
+        and hb.payload.consumes == ["rules.submitted"]
+        and hb.payload.produces == ["progress"]
+    )
     await runner.stop()
 
 

@@ -30,7 +30,9 @@ class ModelConfig(BaseModel):
     provider: Provider = Field(description="openai (also OpenAI-compatible URLs), anthropic, or replay (tests).")
     model: str = Field(min_length=1, description="Model name, e.g. gpt-4o-mini or claude-sonnet-4-20250514.")
     base_url: str | None = Field(default=None, description="OpenAI-compatible server URL (Ollama, vLLM, llama.cpp).")
-    api_key_env: str | None = Field(default=None, description="Environment variable holding the key (provider default if unset).")
+    api_key_env: str | None = Field(
+        default=None, description="Environment variable holding the key (provider default if unset)."
+    )
     temperature: float = Field(default=0.1, ge=0.0, le=2.0, description="Sampling temperature (AutoMT used 0.1).")
     model_info: dict[str, Any] | None = Field(
         default=None,
@@ -63,7 +65,9 @@ class LLMSettings(BaseModel):
     validator: ModelConfig | None = Field(default=None, description="The model answering the validation questions.")
     include_offline_parser: bool = Field(default=True, description="Also propose the offline parser's candidates.")
     samples: int = Field(default=1, ge=1, le=10, description="Self-check samples per validation question.")
-    propose_ontology: bool = Field(default=False, description="Let `ontology propose` ask the validator model for new terms.")
+    propose_ontology: bool = Field(
+        default=False, description="Let `ontology propose` ask the validator model for new terms."
+    )
 
     @model_validator(mode="after")
     def _expand_shorthand(self) -> LLMSettings:
@@ -131,8 +135,11 @@ def build_model_client(config: ModelConfig, *, api_key: str | None = None) -> An
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise LLMConfigurationError(f"{config.label}: replay file must be a JSON list of strings")
         info = config.model_info or {
-            "vision": False, "function_calling": True, "json_output": True,
-            "structured_output": True, "family": "unknown",
+            "vision": False,
+            "function_calling": True,
+            "json_output": True,
+            "structured_output": True,
+            "family": "unknown",
         }
         return ReplayChatCompletionClient(answers, model_info=info)  # type: ignore[arg-type]
     raise LLMConfigurationError(f"unknown provider {config.provider!r}")

@@ -36,7 +36,9 @@ class OntologyProposal(BaseModel):
         section: dict[str, Any] = {}
         if self.road_types:
             section["road_types"] = self.road_types
-        adds = {k: v for k, v in (("traffic_infrastructure", self.traffic_infrastructure), ("object", self.object)) if v}
+        adds = {
+            k: v for k, v in (("traffic_infrastructure", self.traffic_infrastructure), ("object", self.object)) if v
+        }
         manipulations: dict[str, Any] = {}
         if adds:
             manipulations["adds"] = adds
@@ -47,7 +49,9 @@ class OntologyProposal(BaseModel):
         return section
 
 
-async def propose_terms(*, model_client: Any, label: str, ontology: Ontology, region: str, document: str) -> OntologyProposal:
+async def propose_terms(
+    *, model_client: Any, label: str, ontology: Ontology, region: str, document: str
+) -> OntologyProposal:
     """Ask a model for the terms a rules document needs that the region's vocabulary lacks.
 
     Raises:

@@ -28,15 +28,22 @@ _PARSER_TOOLS = ("ontology_terms", "ground_phrase", "find_rule_terms")
 
 
 @cache
-def _draft_model(road_types: tuple[str, ...], manipulations: tuple[str, ...], behaviours: tuple[str, ...]) -> type[BaseModel]:
-    return create_model(
-        "MRDraft",
-        road_type=(Literal[road_types], Field(description="One road type from the ontology.")),  # type: ignore[valid-type]
-        manipulation_term=(Literal[manipulations], Field(description="The ontology term of the manipulation.")),  # type: ignore[valid-type]
-        verb=(Literal["adds", "replaces"], Field(description="adds for optional objects, replaces for conditions.")),
-        manipulation=(str, Field(description="Minimal phrase containing the term, e.g. 'a steady red light on the roadside'.")),
-        expected_behavior=(Literal[behaviours], Field(description="One expected behaviour from the ontology.")),  # type: ignore[valid-type]
-    )
+def _draft_model(
+    road_types: tuple[str, ...], manipulations: tuple[str, ...], behaviours: tuple[str, ...]
+) -> type[BaseModel]:
+    # Literal types built at run time from the ontology: mypy cannot follow them, pydantic can.
+    fields: dict[str, Any] = {
+        "road_type": (Literal[road_types], Field(description="One road type from the ontology.")),
+        "manipulation_term": (Literal[manipulations], Field(description="The ontology term of the manipulation.")),
+        "verb": (Literal["adds", "replaces"], Field(description="adds for optional objects, replaces for conditions.")),
+        "manipulation": (
+            str,
+            Field(description="Minimal phrase containing the term, e.g. 'a steady red light on the roadside'."),
+        ),
+        "expected_behavior": (Literal[behaviours], Field(description="One expected behaviour from the ontology.")),
+    }
+    model: type[BaseModel] = create_model("MRDraft", **fields)
+    return model
 
 
 def mr_draft_model(vocabulary: Vocabulary) -> type[BaseModel]:
@@ -96,7 +103,7 @@ class LLMRuleParser:
             name="m_agent",
             model_client=self.model_client,
             system_message=M_AGENT_SYSTEM,
-            tools=registry.autogen_tools(_PARSER_TOOLS, self.tool_context) if self.use_tools else None,
+            tools=list(registry.autogen_tools(_PARSER_TOOLS, self.tool_context)) if self.use_tools else None,
             output_content_type=draft_type,
             reflect_on_tool_use=True,
             max_tool_iterations=3,
@@ -127,6 +134,9 @@ class LLMRuleParser:
             ),
             parser=self.label,
             confidence=0.7,
-            evidence={"manipulation": draft.manipulation_term, "road_type": draft.road_type,
-                      "expected_behavior": normalise_phrase(draft.expected_behavior)},
+            evidence={
+                "manipulation": draft.manipulation_term,
+                "road_type": draft.road_type,
+                "expected_behavior": normalise_phrase(draft.expected_behavior),
+            },
         )

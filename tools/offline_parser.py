@@ -127,9 +127,7 @@ class _RegionModel:
                 self.implied_roads[m.normalised] = r.normalised
         self.trigger_words = {tokens(w)[0] for w in lexicon.trigger_words if tokens(w)}
         self.secondary = [tokens(w) for w in lexicon.secondary_words if tokens(w)]
-        self.colour_words = {
-            w: colour for colour, words in lexicon.signal_colours.items() for w in words
-        }
+        self.colour_words = {w: colour for colour, words in lexicon.signal_colours.items() for w in words}
         self.signal_context = [tokens(w) for w in lexicon.signal_context]
         self.non_signal = {fold for n in lexicon.non_signal_nouns for fold in tokens(n)}
 
@@ -198,11 +196,13 @@ class OntologyGroundedParser:
         model = self.region_model(rule.region)
         toks = tokenize_rule(rule.text)
         masked = frozenset(i for m in model.ego_matcher.find(toks) for i in range(m.start, m.end))
-        manip = [self._mention(model, "manipulation", m, toks) for m in model.manipulation_matcher.find(toks, masked=masked)]
+        manip = [
+            self._mention(model, "manipulation", m, toks) for m in model.manipulation_matcher.find(toks, masked=masked)
+        ]
         manip += self._colour_mentions(model, toks, masked)
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks)]
         manip = _drop_nested(manip, roads)
-        roads = _drop_nested(roads, manip, strict_only=True)
+        roads = _drop_nested(roads, manip)
         for mention in manip:
             mention.score = self._score(model, mention, toks)
         for mention in roads:
@@ -321,9 +321,17 @@ class OntologyGroundedParser:
     def _manipulation_phrase(term: Term) -> str:
         text = term.text.lower()
         if term.verb == "replaces":
-            aspect = "lighting" if _LIGHTING.search(text.lower()) else "road surface" if _SURFACE.search(text.lower()) else "weather"
+            aspect = (
+                "lighting"
+                if _LIGHTING.search(text.lower())
+                else "road surface"
+                if _SURFACE.search(text.lower())
+                else "weather"
+            )
             return f"the {aspect} with {text}"
-        if text.split()[0].lower() in {"a", "an", "the"} or text.lower().endswith("s") and not text.lower().endswith("bus"):
+        if text.split()[0].lower() in {"a", "an", "the"} or (
+            text.lower().endswith("s") and not text.lower().endswith("bus")
+        ):
             return text
         article = "an" if text[0].lower() in "aeiou" else "a"
         return f"{article} {text}"
@@ -338,9 +346,18 @@ class OntologyGroundedParser:
             if sim >= self.semantic_threshold
         ]
         out: list[MRCandidate] = []
-        entries: list[tuple[Term, str, float]] = [(m.term, m.surface if m.via != "implied" else f"implied by '{m.surface}'", m.score) for m in ranked]
-        if not entries:
-            entries = [(t, f"nearest ontology term (similarity {sim:.2f})", sim - 1.0) for t, sim in semantic_terms if t is not None]
+        entries: list[tuple[Term, str, float]] = [
+            (m.term, m.surface if m.via != "implied" else f"implied by '{m.surface}'", m.score) for m in ranked
+        ]
+        if all(m.via == "implied" for m in ranked):
+            # Nothing named outright: implied terms and nearest labels compete on one scale.
+            named = {term.normalised for term, _, _ in entries}
+            entries += [
+                (t, f"nearest ontology term (similarity {sim:.2f})", sim - 1.0)
+                for t, sim in semantic_terms
+                if t is not None and t.normalised not in named
+            ]
+            entries.sort(key=lambda e: -e[2])
         top_score = entries[0][2] if entries else 0.0
         for rank, (term, surface, score) in enumerate(entries[: self.top_k]):
             road, road_ev = self._road_type(model, analysis, term)
@@ -375,13 +392,19 @@ class OntologyGroundedParser:
         return self.parse_many([rule])[0]
 
     def _semantic_fallback(self, analyses: list[RuleAnalysis]) -> None:
+        """Nearest ontology label of each short content-word window, for rules naming no term.
+
+        Whole clauses dilute the one phrase that matters ("kids" -> "child" is 0.72 alone and 0.29
+        in "kids chasing a ball"), so windows of one to three content words are embedded instead,
+        all rules of a batch in one call. Each label keeps its best similarity.
+        """
         if not analyses or self.embedder is None:
             return
         queries: list[str] = []
         owners: list[int] = []
         for n, a in enumerate(analyses):
-            for clause in _clauses(a.tokens):
-                queries.append(clause)
+            for window in _content_windows(a.tokens):
+                queries.append(window)
                 owners.append(n)
         if not queries:
             return
@@ -389,14 +412,15 @@ class OntologyGroundedParser:
         for qi, owner in enumerate(owners):
             by_region.setdefault(analyses[owner].rule.region.lower(), []).append(qi)
         vectors = self.embedder.encode(queries)
+        best: list[dict[str, float]] = [{} for _ in analyses]
         for region, qis in by_region.items():
-            index = self._label_index(region)
-            results = index.nearest_vectors(vectors[qis], k=1)
+            results = self._label_index(region).nearest_vectors(vectors[qis], k=1)
             for qi, res in zip(qis, results, strict=True):
-                if res:
-                    analyses[owners[qi]].semantic.append(res[0])
-        for a in analyses:
-            a.semantic.sort(key=lambda x: -x[1])
+                for label, sim in res:
+                    seen = best[owners[qi]]
+                    seen[label] = max(sim, seen.get(label, -1.0))
+        for a, labels in zip(analyses, best, strict=True):
+            a.semantic = sorted(labels.items(), key=lambda x: -x[1])[: self.top_k]
 
     def _label_index(self, region: str) -> LabelIndex:
         if region not in self._label_indexes:
@@ -414,33 +438,53 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
     return -1
 
 
-def _drop_nested(mentions: list[Mention], others: list[Mention], *, strict_only: bool = False) -> list[Mention]:
-    """Remove mentions lying inside a longer mention (of the same list or of ``others``)."""
-    kept: list[Mention] = []
-    pool = mentions + others
-    for m in mentions:
-        inside = False
-        for o in pool:
-            if o is m:
-                continue
-            if o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start):
-                inside = True
-                break
-        if not inside:
-            kept.append(m)
-    del strict_only
-    return kept
+def _drop_nested(mentions: list[Mention], others: list[Mention]) -> list[Mention]:
+    """Remove mentions lying inside a longer contiguous mention (of the same list or of ``others``).
+
+    A match with skipped words in it ("right-of-way [to pedestrians] at") does not own the words it
+    skipped, so a term among them is kept.
+    """
+    pool = [o for o in mentions + others if o.gap == 0]
+
+    def inside(m: Mention) -> bool:
+        return any(
+            o is not m and o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start) for o in pool
+        )
+
+    return [m for m in mentions if not inside(m)]
 
 
-def _clauses(toks: list[Token], *, max_words: int = 24) -> list[str]:
-    clauses: dict[int, list[str]] = {}
+# Function words and the words every rule uses; they carry no traffic element.
+_FILLER = frozenset(
+    """a an the and or but if when while where whenever at on in into onto of to for from by with
+    without near between behind before after over under out up down off about against during than
+    then that this these those there here it its they them their he she you your we our one any all
+    each every other another such same some no not nor only also just very more most must shall
+    should may might can could would will be is are was were been being have has had do does did
+    watch careful attention always never drive driver driving vehicle motorist road user ego
+    ensure keep make allowed permitted required prohibited""".split()
+)
+
+
+def _content_windows(toks: list[Token], *, max_len: int = 3, limit: int = 48) -> list[str]:
+    """Runs of one to ``max_len`` consecutive content words inside one clause, as written."""
+    runs: list[list[Token]] = []
+    current: list[Token] = []
     for t in toks:
-        clauses.setdefault(t.clause, []).append(t.raw)
-    out = []
-    for words in clauses.values():
-        if len(words) >= 2:
-            out.append(" ".join(words[:max_words]))
-    return out[:8]
+        if t.word in _FILLER or len(t.word) < 3 or (current and current[-1].clause != t.clause):
+            if current:
+                runs.append(current)
+            current = [] if t.word in _FILLER or len(t.word) < 3 else [t]
+            continue
+        current.append(t)
+    if current:
+        runs.append(current)
+    out: dict[str, None] = {}
+    for run in runs:
+        for size in range(1, max_len + 1):
+            for i in range(len(run) - size + 1):
+                out.setdefault(" ".join(t.raw for t in run[i : i + size]), None)
+    return list(out)[:limit]
 
 
 def normalised(text: str) -> str:

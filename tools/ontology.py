@@ -196,7 +196,7 @@ class Ontology:
     @property
     def regions(self) -> list[str]:
         """Region names (every section but the core one), plus ``core``."""
-        return sorted(s for s in self.sections if s != CORE_SECTION) + ["core"]
+        return [*sorted(s for s in self.sections if s != CORE_SECTION), "core"]
 
     @cached_property
     def hash(self) -> str:

@@ -104,8 +104,10 @@ def _bind(fn: Callable[..., Any], ctx: Any) -> Callable[..., Any]:
         return fn(ctx, **kwargs)
 
     bound.__signature__ = sig.replace(parameters=params, return_annotation=hints.get("return", sig.return_annotation))  # type: ignore[attr-defined]
-    bound.__annotations__ = {p.name: p.annotation for p in params} | ({"return": hints["return"]} if "return" in hints else {})
-    del bound.__wrapped__  # type: ignore[attr-defined]
+    bound.__annotations__ = {p.name: p.annotation for p in params} | (
+        {"return": hints["return"]} if "return" in hints else {}
+    )
+    del bound.__wrapped__
     return bound
 
 

@@ -47,19 +47,29 @@ def write_rules_report(
     accepted = [r for r in rows if r.get("kind") == "accepted"]
     by_behavior = Counter(r["expected_behavior"] for r in accepted).most_common()
     by_road = Counter(r["road_type"] for r in accepted).most_common()
-    html = _env().get_template("rules_report.html").render(
-        title=title,
-        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        correlation_id=correlation_id,
-        counts={"total": len(rows), "accepted": counts["accepted"], "rejected": counts["rejected"], "error": counts["error"], "missing": counts["missing"]},
-        unique_mrs=len({r.get("mr_id") for r in accepted}),
-        seconds=seconds,
-        rate=len(rows) / seconds if seconds > 0 else 0.0,
-        provenance=provenance,
-        by_behavior=by_behavior,
-        by_road=by_road,
-        max_count=max([n for _, n in by_behavior + by_road] or [1]),
-        rows=rows,
+    html = (
+        _env()
+        .get_template("rules_report.html")
+        .render(
+            title=title,
+            generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            correlation_id=correlation_id,
+            counts={
+                "total": len(rows),
+                "accepted": counts["accepted"],
+                "rejected": counts["rejected"],
+                "error": counts["error"],
+                "missing": counts["missing"],
+            },
+            unique_mrs=len({r.get("mr_id") for r in accepted}),
+            seconds=seconds,
+            rate=len(rows) / seconds if seconds > 0 else 0.0,
+            provenance=provenance,
+            by_behavior=by_behavior,
+            by_road=by_road,
+            max_count=max([n for _, n in by_behavior + by_road] or [1]),
+            rows=rows,
+        )
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")

@@ -64,7 +64,9 @@ def ground_phrase(ctx: RuleToolContext, phrase: str, field: FieldName, region: s
     if term is not None:
         out.append(term.text)
     analysis = ctx.parser.analyse(TrafficRule(id="phrase", text=phrase, region=region))
-    mentions = analysis.manipulations if field == "manipulation" else analysis.road_types if field == "road_type" else []
+    mentions = (
+        analysis.manipulations if field == "manipulation" else analysis.road_types if field == "road_type" else []
+    )
     for m in sorted(mentions, key=lambda m: -m.score):
         if m.term.text not in out:
             out.append(m.term.text)

@@ -73,8 +73,13 @@ def score_rule(
     if predicted is None:
         pred: dict[str, str | None] = dict.fromkeys(FIELDS)
         return RuleScore(
-            id=rule_id, road_type=False, manipulation=False, expected_behavior=False, triple=False,
-            predicted=pred, reference=refs,
+            id=rule_id,
+            road_type=False,
+            manipulation=False,
+            expected_behavior=False,
+            triple=False,
+            predicted=pred,
+            reference=refs,
         )
     pred = {f: vocab.canonical(f, getattr(predicted, f)) for f in FIELDS}  # type: ignore[arg-type]
     hits = {f: any(ref[f] == pred[f] for ref in refs) for f in FIELDS}
@@ -89,9 +94,7 @@ def score_rules(
     """Score ``(rule id, region, predicted, references)`` items."""
     report = ScoreReport()
     for rule_id, region, predicted, refs in items:
-        report.rules.append(
-            score_rule(ontology, rule_id=rule_id, region=region, predicted=predicted, references=refs)
-        )
+        report.rules.append(score_rule(ontology, rule_id=rule_id, region=region, predicted=predicted, references=refs))
     return report
 
 

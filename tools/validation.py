@@ -104,9 +104,7 @@ def choose_best(verdicts: Sequence[Verdict]) -> Verdict | None:
     accepted = [v for v in verdicts if v.accepted]
     if not accepted:
         return None
-    return min(
-        enumerate(accepted), key=lambda iv: (iv[1].hallucination, -iv[1].candidate.confidence, iv[0])
-    )[1]
+    return min(enumerate(accepted), key=lambda iv: (iv[1].hallucination, -iv[1].candidate.confidence, iv[0]))[1]
 
 
 class OfflineValidator:
@@ -123,7 +121,12 @@ class OfflineValidator:
     """
 
     def __init__(
-        self, *, ontology: Ontology, parser: OntologyGroundedParser, min_score: float = 0.6, strong_similarity: float = 0.6
+        self,
+        *,
+        ontology: Ontology,
+        parser: OntologyGroundedParser,
+        min_score: float = 0.6,
+        strong_similarity: float = 0.6,
     ) -> None:
         self.ontology = ontology
         self.parser = parser
@@ -179,13 +182,27 @@ class OfflineValidator:
             out.append(CheckResult(question=q, check=check, passed=passed, detail=detail, hard=hard))
 
         # Q1: are the three elements in the rule (and in the ontology)?
-        add("elements_in_rule", "road type in ontology", road_term is not None,
-            f"{mr.road_type!r} -> {road!r}" + ("" if road_term else " is not an ontology road type"), hard=True)
-        add("elements_in_rule", "manipulation in ontology", manip_term is not None,
-            f"{mr.manipulation!r} -> {manip!r}" + ("" if manip_term else " contains no ontology term"), hard=True)
-        add("elements_in_rule", "behaviour in ontology", behaviour in BEHAVIORS,
+        add(
+            "elements_in_rule",
+            "road type in ontology",
+            road_term is not None,
+            f"{mr.road_type!r} -> {road!r}" + ("" if road_term else " is not an ontology road type"),
+            hard=True,
+        )
+        add(
+            "elements_in_rule",
+            "manipulation in ontology",
+            manip_term is not None,
+            f"{mr.manipulation!r} -> {manip!r}" + ("" if manip_term else " contains no ontology term"),
+            hard=True,
+        )
+        add(
+            "elements_in_rule",
+            "behaviour in ontology",
+            behaviour in BEHAVIORS,
             f"{mr.expected_behavior!r}" + ("" if behaviour in BEHAVIORS else f" is not one of {', '.join(BEHAVIORS)}"),
-            hard=True)
+            hard=True,
+        )
         mentioned_roads = {m.term.normalised for m in analysis.road_types}
         specific_roads = mentioned_roads - {model.any_roads.normalised}
         implied_road = model.implied_roads.get(manip)
@@ -199,9 +216,9 @@ class OfflineValidator:
             road_ok, road_detail = False, f"the rule does not name {road!r}"
         add("elements_in_rule", "road type grounded in rule", road_ok, road_detail)
         lexical = {m.term.normalised for m in analysis.manipulations}
-        implied_manips = {
-            mt.pattern.target for mt in model.implied_matcher.find(analysis.tokens)
-        } if not lexical else set()
+        implied_manips = (
+            {mt.pattern.target for mt in model.implied_matcher.find(analysis.tokens)} if not lexical else set()
+        )
         semantic = {normalise_phrase(label): sim for label, sim in analysis.semantic}
         if manip in lexical:
             m_ok, m_detail = True, "the rule mentions it"
@@ -214,10 +231,18 @@ class OfflineValidator:
         add("elements_in_rule", "manipulation grounded in rule", m_ok, m_detail, hard=True)
         if m_ok and manip not in lexical and manip not in implied_manips:
             strong = semantic.get(manip, 0.0) >= self.strong_similarity
-            add("elements_in_rule", "manipulation named in rule", strong,
-                "similar enough to count as named" if strong else "only loosely similar to the rule's words")
-            add("rule_supported", "manipulation named in rule", strong,
-                "similar enough to count as named" if strong else "the rule may not be about this element")
+            add(
+                "elements_in_rule",
+                "manipulation named in rule",
+                strong,
+                "similar enough to count as named" if strong else "only loosely similar to the rule's words",
+            )
+            add(
+                "rule_supported",
+                "manipulation named in rule",
+                strong,
+                "similar enough to count as named" if strong else "the rule may not be about this element",
+            )
         cues = analysis.behavior_scores
         if behaviour in cues:
             b_ok, b_detail = True, "cue: " + ", ".join(analysis.behavior_evidence.get(behaviour, []))
@@ -236,14 +261,19 @@ class OfflineValidator:
         elif mr.verb == "replaces" and manip_term is not None and any(w in manip for w in _SIGNAL_WORDS):
             v_ok, v_detail = True, "'replaces' changes the state of a signal or sign"
         else:
-            v_ok, v_detail = False, (
-                f"{mr.verb!r} does not fit {manip_term.category if manip_term else manip!r}: "
-                f"use {expected_verb!r} ('replaces' for weather, lighting and surface, 'adds' for objects)"
+            v_ok, v_detail = (
+                False,
+                (
+                    f"{mr.verb!r} does not fit {manip_term.category if manip_term else manip!r}: "
+                    f"use {expected_verb!r} ('replaces' for weather, lighting and surface, 'adds' for objects)"
+                ),
             )
         add("rule_supported", "verb fits manipulation", v_ok, v_detail)
         if cues:
             top = max(cues.values())
-            s_ok = cues.get(behaviour, 0.0) >= top or (behaviour == "keep current" and manip in {"green light", "green arrow"})
+            s_ok = cues.get(behaviour, 0.0) >= top or (
+                behaviour == "keep current" and manip in {"green light", "green arrow"}
+            )
             s_detail = (
                 "the rule's strongest cue agrees"
                 if s_ok
@@ -256,13 +286,21 @@ class OfflineValidator:
         # Q3: are the parts consistent?
         if behaviour in {"turn left", "turn right"}:
             t_ok = road in _TURNING_ROADS
-            add("parts_consistent", "turning possible on road type", t_ok,
-                f"{behaviour!r} on {road!r}" + ("" if t_ok else ": turning needs an intersection or alley"))
+            add(
+                "parts_consistent",
+                "turning possible on road type",
+                t_ok,
+                f"{behaviour!r} on {road!r}" + ("" if t_ok else ": turning needs an intersection or alley"),
+            )
         else:
             add("parts_consistent", "turning possible on road type", True, "no turn asked")
         if implied_road and road not in {implied_road, model.any_roads.normalised}:
-            add("parts_consistent", "manipulation fits road type", False,
-                f"{manip!r} belongs at {implied_road!r}, not {road!r}")
+            add(
+                "parts_consistent",
+                "manipulation fits road type",
+                False,
+                f"{manip!r} belongs at {implied_road!r}, not {road!r}",
+            )
         else:
             add("parts_consistent", "manipulation fits road type", True, "no conflict")
         return out

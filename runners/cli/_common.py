@@ -35,7 +35,12 @@ err_console = Console(stderr=True)
 
 DataDirOpt = Annotated[
     Path | None,
-    typer.Option("--data-dir", help="Data folder (JetStream, Qdrant, daemon state, runs). Default: a per-user folder.", envvar="DRIVEMT_DATA_DIR", show_envvar=False),
+    typer.Option(
+        "--data-dir",
+        help="Data folder (JetStream, Qdrant, daemon state, runs). Default: a per-user folder.",
+        envvar="DRIVEMT_DATA_DIR",
+        show_envvar=False,
+    ),
 ]
 ConfigOpt = Annotated[
     Path | None,
@@ -43,11 +48,21 @@ ConfigOpt = Annotated[
 ]
 NatsUrlOpt = Annotated[
     str | None,
-    typer.Option("--nats-url", help="Use this NATS server or cluster instead of the embedded one.", envvar="DRIVEMT_NATS_URL", show_envvar=False),
+    typer.Option(
+        "--nats-url",
+        help="Use this NATS server or cluster instead of the embedded one.",
+        envvar="DRIVEMT_NATS_URL",
+        show_envvar=False,
+    ),
 ]
 QdrantUrlOpt = Annotated[
     str | None,
-    typer.Option("--qdrant-url", help="Use this Qdrant server instead of local mode.", envvar="DRIVEMT_QDRANT_URL", show_envvar=False),
+    typer.Option(
+        "--qdrant-url",
+        help="Use this Qdrant server instead of local mode.",
+        envvar="DRIVEMT_QDRANT_URL",
+        show_envvar=False,
+    ),
 ]
 LogLevelOpt = Annotated[
     str | None,
@@ -78,7 +93,9 @@ def make_config(
     in the config file or environment wins over these defaults, ``--log-level`` over everything.
     """
     try:
-        cfg = load_config(config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url, log_level=log_level, **extra)
+        cfg = load_config(
+            config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url, log_level=log_level, **extra
+        )
     except ConfigError as exc:
         raise fail(str(exc)) from exc
     level = cfg.log_level if "log_level" in cfg.model_fields_set else default_level

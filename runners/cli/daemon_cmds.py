@@ -46,8 +46,13 @@ def daemon(
     dir, where `drivemt submit`, `status` and the other commands find it.
     """
     cfg = make_config(
-        config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url, log_level=log_level,
-        default_level="info", default_format="json",
+        config=config,
+        data_dir=data_dir,
+        nats_url=nats_url,
+        qdrant_url=qdrant_url,
+        log_level=log_level,
+        default_level="info",
+        default_format="json",
     )
     from runners.daemon import Daemon
 
@@ -97,7 +102,9 @@ def status(
         from runners.client import find_bus_url
         from runners.ops import collect_status
 
-        async with Bus(url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-status", settings=cfg.bus) as bus:
+        async with Bus(
+            url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-status", settings=cfg.bus
+        ) as bus:
             return await collect_status(bus)
 
     info = run_async(main)
@@ -124,8 +131,14 @@ def _print_status(info: dict[str, Any]) -> None:
     for a in info["agents"]:
         stale = a.get("stale")
         agents.add_row(
-            a["agent"], a["instance"], ("[red]silent[/]" if stale else a["status"]), str(a["handled"]), str(a["failed"]),
-            str(a["in_flight"]), _age(a["time"]), (a.get("last_error") or "")[:60],
+            a["agent"],
+            a["instance"],
+            ("[red]silent[/]" if stale else a["status"]),
+            str(a["handled"]),
+            str(a["failed"]),
+            str(a["in_flight"]),
+            _age(a["time"]),
+            (a.get("last_error") or "")[:60],
         )
     console.print(agents)
     queues = Table(title="work queues", title_justify="left")
@@ -140,6 +153,9 @@ def _print_status(info: dict[str, Any]) -> None:
     for s in info["streams"]:
         streams.add_row(s["name"], str(s["messages"]))
     console.print(streams)
-    console.print(f"dead letters: [bold]{info['deadletters']}[/]" + ("  (see `drivemt dead-letters list`)" if info["deadletters"] else ""))
+    console.print(
+        f"dead letters: [bold]{info['deadletters']}[/]"
+        + ("  (see `drivemt dead-letters list`)" if info["deadletters"] else "")
+    )
     if info.get("mrs") is not None:
         console.print(f"MRs stored: [bold]{info['mrs']}[/]")

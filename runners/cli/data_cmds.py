@@ -28,7 +28,9 @@ async def _with_bus(cfg: DrivemtConfig, fn: Any) -> Any:
     from bus import Bus, Subjects
     from runners.client import find_bus_url
 
-    async with Bus(url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-ops", settings=cfg.bus) as bus:
+    async with Bus(
+        url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-ops", settings=cfg.bus
+    ) as bus:
         return await fn(bus)
 
 
@@ -54,7 +56,15 @@ def dead_letters_list(
         table.add_column(col, overflow="fold")
     for seq, ev in items:
         p = ev.payload
-        table.add_row(str(seq), ev.time.strftime("%Y-%m-%d %H:%M:%S"), p.consumer, p.original_subject, str(p.deliveries), p.reason[:120], p.data[:60])
+        table.add_row(
+            str(seq),
+            ev.time.strftime("%Y-%m-%d %H:%M:%S"),
+            p.consumer,
+            p.original_subject,
+            str(p.deliveries),
+            p.reason[:120],
+            p.data[:60],
+        )
     console.print(table)
 
 

@@ -38,9 +38,13 @@ def _load_references(path: Path) -> list[dict[str, Any]]:
 
 @eval_app.command("rules")
 def eval_rules(
-    file: Annotated[Path, typer.Argument(help="JSONL with text, region and reference_parsed per rule.", exists=True, dir_okay=False)],
+    file: Annotated[
+        Path, typer.Argument(help="JSONL with text, region and reference_parsed per rule.", exists=True, dir_okay=False)
+    ],
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object of fractions.")] = False,
-    predictions: Annotated[Path | None, typer.Option(help="Score this `rules extract` output instead of extracting again.", exists=True)] = None,
+    predictions: Annotated[
+        Path | None, typer.Option(help="Score this `rules extract` output instead of extracting again.", exists=True)
+    ] = None,
     region: Annotated[str, typer.Option(help="Region for rules that name none.")] = "germany",
     config: ConfigOpt = None,
     log_level: LogLevelOpt = None,
@@ -58,7 +62,10 @@ def eval_rules(
     from tools.scoring import baseline_prediction, score_rules
 
     refs = _load_references(file)
-    rules = [TrafficRule(id=str(r.get("id") or f"rule-{i}"), text=r["text"], region=r.get("region") or region) for i, r in enumerate(refs, 1)]
+    rules = [
+        TrafficRule(id=str(r.get("id") or f"rule-{i}"), text=r["text"], region=r.get("region") or region)
+        for i, r in enumerate(refs, 1)
+    ]
     if predictions is not None:
         by_id = {}
         for line in predictions.read_text(encoding="utf-8").splitlines():
@@ -78,14 +85,24 @@ def eval_rules(
     def predicted(row: dict[str, Any]) -> MRFields | None:
         if not row.get("road_type"):
             return None
-        return MRFields(road_type=row["road_type"], verb=row["verb"], manipulation=row["manipulation"], expected_behavior=row["expected_behavior"])
+        return MRFields(
+            road_type=row["road_type"],
+            verb=row["verb"],
+            manipulation=row["manipulation"],
+            expected_behavior=row["expected_behavior"],
+        )
 
-    items = [(r.id, r.region, predicted(row), [MRFields(**p) for p in ref["reference_parsed"]]) for r, row, ref in zip(rules, rows, refs, strict=True)]
+    items = [
+        (r.id, r.region, predicted(row), [MRFields(**p) for p in ref["reference_parsed"]])
+        for r, row, ref in zip(rules, rows, refs, strict=True)
+    ]
     report = score_rules(ontology, items)
     base = score_rules(ontology, [(rid, reg, baseline_prediction(), rf) for rid, reg, _, rf in items])
     if json_out:
         print(json.dumps(report.as_dict()))
-        err_console.print(f"constant baseline (any roads / a pedestrian / slow down): {json.dumps(base.as_dict())}", soft_wrap=True)
+        err_console.print(
+            f"constant baseline (any roads / a pedestrian / slow down): {json.dumps(base.as_dict())}", soft_wrap=True
+        )
         return
     table = Table(title=f"{file.name}: {report.n} rules", title_justify="left")
     table.add_column("field")

@@ -13,7 +13,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from runners.cli._common import ConfigOpt, DataDirOpt, NatsUrlOpt, QdrantUrlOpt, console, err_console, fail, make_config, run_async
+from runners.cli._common import (
+    ConfigOpt,
+    DataDirOpt,
+    NatsUrlOpt,
+    QdrantUrlOpt,
+    console,
+    err_console,
+    fail,
+    make_config,
+    run_async,
+)
 from runners.config import DrivemtConfig
 
 __all__ = ["register"]
@@ -56,7 +66,9 @@ def _filters(road_type: str | None, behavior: str | None, region: str | None) ->
     return {k: v for k, v in {"road_type": road_type, "expected_behavior": behavior, "region": region}.items() if v}
 
 
-RoadTypeOpt = Annotated[str | None, typer.Option("--road-type", help="Only this canonical road type (e.g. 'intersection').")]
+RoadTypeOpt = Annotated[
+    str | None, typer.Option("--road-type", help="Only this canonical road type (e.g. 'intersection').")
+]
 BehaviorOpt = Annotated[str | None, typer.Option("--behavior", help="Only this expected behaviour.")]
 RegionFilterOpt = Annotated[str | None, typer.Option("--region", help="Only MRs first made for this region.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON lines.")]
@@ -87,7 +99,13 @@ def mrs_list(
     for col in ("MR", "score", "rules", "executions", "id"):
         table.add_column(col, overflow="fold")
     for r in records:
-        table.add_row(r["gherkin"], f"{r['score']:.2f}", ", ".join(r["source_rule_ids"]), str(r["execution_count"]), r["mr_id"][:8])
+        table.add_row(
+            r["gherkin"],
+            f"{r['score']:.2f}",
+            ", ".join(r["source_rule_ids"]),
+            str(r["execution_count"]),
+            r["mr_id"][:8],
+        )
     console.print(table)
 
 
@@ -124,7 +142,9 @@ def mrs_search(
 @mrs_app.command("export")
 def mrs_export(
     fmt: Annotated[str, typer.Option("--format", help="Export format: feature (Gherkin files) or jsonl.")] = "feature",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder (feature: one file per region) or file (jsonl).")] = Path("mrs-export"),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder (feature: one file per region) or file (jsonl).")
+    ] = Path("mrs-export"),
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
@@ -156,7 +176,9 @@ def mrs_export(
 
 @mrs_app.command("import")
 def mrs_import(
-    files: Annotated[list[Path], typer.Argument(help=".feature files (as exported, possibly edited).", exists=True, dir_okay=False)],
+    files: Annotated[
+        list[Path], typer.Argument(help=".feature files (as exported, possibly edited).", exists=True, dir_okay=False)
+    ],
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
@@ -172,7 +194,11 @@ def mrs_import(
         try:
             for fm in read_feature(path):
                 payload.append(
-                    {"fields": fm.fields.model_dump(), "region": fm.region, "source": (fm.sources or [f"import:{path.name}:{fm.line}"])[0]}
+                    {
+                        "fields": fm.fields.model_dump(),
+                        "region": fm.region,
+                        "source": (fm.sources or [f"import:{path.name}:{fm.line}"])[0],
+                    }
                 )
         except BadInputError as exc:
             raise fail(str(exc)) from exc

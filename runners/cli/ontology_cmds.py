@@ -51,7 +51,9 @@ def propose(
 
     async def main() -> Any:
         client = build_model_client(model, api_key=api_key_for(model))
-        return await propose_terms(model_client=client, label=model.label, ontology=ontology, region=region, document=text)
+        return await propose_terms(
+            model_client=client, label=model.label, ontology=ontology, region=region, document=text
+        )
 
     proposal = run_async(main)
     if proposal.is_empty():
@@ -60,7 +62,13 @@ def propose(
     pid = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     path = _proposals_dir(cfg.data_dir) / f"{pid}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = {"proposal": pid, "model": model.label, "source": str(document), "region": region, region: proposal.as_section()}
+    body = {
+        "proposal": pid,
+        "model": model.label,
+        "source": str(document),
+        "region": region,
+        region: proposal.as_section(),
+    }
     path.write_text(yaml.safe_dump(body, sort_keys=False, allow_unicode=True), encoding="utf-8")
     console.print(f"proposal [bold]{pid}[/] -> {path}\nreview it, then: drivemt ontology accept {pid}")
 
@@ -75,7 +83,9 @@ def proposals(data_dir: DataDirOpt = None) -> None:
         console.print("no proposals waiting")
     for f in files:
         body = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
-        console.print(f"[bold]{f.stem}[/] ({body.get('model')}, from {body.get('source')}): {body.get(body.get('region', ''), {})}")
+        console.print(
+            f"[bold]{f.stem}[/] ({body.get('model')}, from {body.get('source')}): {body.get(body.get('region', ''), {})}"
+        )
 
 
 @onto_app.command("accept")
@@ -97,7 +107,9 @@ def accept(
 
     accepted_path = cfg.data_dir / "ontology" / "accepted.yaml"
     current = yaml.safe_load(accepted_path.read_text(encoding="utf-8")) if accepted_path.is_file() else {}
-    merged = (_parse(current, str(accepted_path)) if current else Ontology(sections={})).extended(_parse({region: section}, str(src)))
+    merged = (_parse(current, str(accepted_path)) if current else Ontology(sections={})).extended(
+        _parse({region: section}, str(src))
+    )
     out: dict[str, Any] = {}
     for name, cats in merged.sections.items():
         sec: dict[str, Any] = {}

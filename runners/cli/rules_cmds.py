@@ -45,8 +45,13 @@ def register(app: typer.Typer) -> None:
 def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr; yields the (done, total) callback."""
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=False, disable=not err_console.is_terminal,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
+        disable=not err_console.is_terminal,
     ) as progress:
         task = progress.add_task(description, total=None)
 
@@ -76,7 +81,12 @@ def _read_rules(path: Path | None, text: str | None, region: str) -> list[Any]:
 
 @submit_app.command("rules")
 def submit_rules(
-    file: Annotated[Path | None, typer.Argument(help=".txt (one rule per line) or .jsonl (objects with text, optional id).", exists=True, dir_okay=False)] = None,
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            help=".txt (one rule per line) or .jsonl (objects with text, optional id).", exists=True, dir_okay=False
+        ),
+    ] = None,
     text: Annotated[str | None, typer.Option("--text", "-t", help="One rule's text.")] = None,
     region: RegionOpt = "germany",
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the results and print the MRs or errors.")] = False,
@@ -94,13 +104,17 @@ def submit_rules(
         from runners.client import find_bus_url, make_submissions, unique_ids
         from runners.inprocess import submit_and_collect
 
-        async with Bus(url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus) as bus:
+        async with Bus(
+            url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus
+        ) as bus:
             if not wait:
                 correlation, events = make_submissions(unique_ids(rules), source=str(file or "--text"))
                 await bus.publish_many(events)
                 return correlation
             with progress_bar("rules") as update:
-                return await submit_and_collect(bus, rules, timeout=timeout, on_progress=update, source=str(file or "--text"))
+                return await submit_and_collect(
+                    bus, rules, timeout=timeout, on_progress=update, source=str(file or "--text")
+                )
 
     result = run_async(main)
     if not wait:
@@ -115,18 +129,27 @@ def submit_rules(
 def _print_results(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         if row.get("gherkin"):
-            console.print(f"[green]{row['id']}[/] {row['gherkin']}  [dim](score {row['score']:.2f})[/]", highlight=False)
+            console.print(
+                f"[green]{row['id']}[/] {row['gherkin']}  [dim](score {row['score']:.2f})[/]", highlight=False
+            )
         else:
             console.print(f"[red]{row['id']}[/] {row.get('error')}", highlight=False)
 
 
 @rules_app.command("extract")
 def rules_extract(
-    input: Annotated[Path, typer.Argument(help=".txt (one rule per line) or .jsonl (objects with text, optional id).", exists=True, dir_okay=False)],
+    input: Annotated[
+        Path,
+        typer.Argument(
+            help=".txt (one rule per line) or .jsonl (objects with text, optional id).", exists=True, dir_okay=False
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL, one object per rule.")],
     region: RegionOpt = "germany",
     config: ConfigOpt = None,
-    store_dir: Annotated[Path | None, typer.Option(help="Keep the MR store in this folder (temporary otherwise).")] = None,
+    store_dir: Annotated[
+        Path | None, typer.Option(help="Keep the MR store in this folder (temporary otherwise).")
+    ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for all results.")] = 1800.0,
     log_level: LogLevelOpt = None,
 ) -> None:
@@ -138,7 +161,9 @@ def rules_extract(
         from runners.inprocess import run_rules_in_process
 
         with progress_bar("rules") as update:
-            return await run_rules_in_process(cfg, rules, timeout=timeout, on_progress=update, store_dir=store_dir, source=str(input))
+            return await run_rules_in_process(
+                cfg, rules, timeout=timeout, on_progress=update, store_dir=store_dir, source=str(input)
+            )
 
     summary = run_async(main)
     _write_jsonl(out, summary.rows())
@@ -159,7 +184,7 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 def _sample_rules() -> list[Any]:
     from tools.rules import read_rules_file
 
-    rules = []
+    rules: list[Any] = []
     base = resources.files("tools.data")
     for name, region in (("sample_rules_germany.jsonl", "germany"), ("sample_rules_california.jsonl", "california")):
         with resources.as_file(base.joinpath(name)) as path:
@@ -172,7 +197,9 @@ def demo(
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
     qdrant_url: QdrantUrlOpt = None,
-    report: Annotated[Path | None, typer.Option(help="Where to write the HTML report (default: the run's folder).")] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Where to write the HTML report (default: the run's folder).")
+    ] = None,
     log_level: LogLevelOpt = None,
 ) -> None:
     """Start the embedded daemon, feed the bundled sample rules, print a summary and write a report.
@@ -197,14 +224,18 @@ def demo(
             err_console.print(f"using the running daemon at {url}")
             async with Bus(url=url, subjects=Subjects(cfg.namespace), name="drivemt-demo", settings=cfg.bus) as bus:
                 with progress_bar("sample rules") as update:
-                    return await submit_and_collect(bus, rules, timeout=600, on_progress=update, source="bundled samples")
+                    return await submit_and_collect(
+                        bus, rules, timeout=600, on_progress=update, source="bundled samples"
+                    )
         from runners.daemon import Daemon
 
         err_console.print(f"starting the embedded daemon in {cfg.data_dir}")
         async with Daemon(cfg) as daemon:
             assert daemon.bus is not None
             with progress_bar("sample rules") as update:
-                return await submit_and_collect(daemon.bus, rules, timeout=600, on_progress=update, source="bundled samples")
+                return await submit_and_collect(
+                    daemon.bus, rules, timeout=600, on_progress=update, source="bundled samples"
+                )
 
     summary = run_async(main)
     rows = _report_rows(summary)
@@ -261,7 +292,9 @@ def _print_summary(summary: Any, rows: list[dict[str, Any]]) -> None:
     for row in rows:
         kind = row["kind"]
         table.add_row(
-            row["id"], f"[{colours[kind]}]{kind}[/]", row.get("gherkin") or row.get("error") or "",
+            row["id"],
+            f"[{colours[kind]}]{kind}[/]",
+            row.get("gherkin") or row.get("error") or "",
             f"{row['score']:.2f}" if row.get("score") is not None else "",
         )
     console.print(table)

@@ -1,0 +1,184 @@
+"""Throughput and start-up of the daemon on the embedded defaults (offline), as a separate process.
+
+Measures, on this machine:
+* how soon a freshly started daemon accepts events (first acknowledged publish after spawn);
+* how soon it returns its first MR (model load included);
+* end-to-end throughput: N rules published at once, first publish to last result;
+* MR search latency (p50/p95) through the daemon with the store holding M MRs.
+
+Usage: python bench/daemon_throughput.py [--rules 1000] [--mrs 1000] [--rules-file PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from itertools import product
+from pathlib import Path
+
+from bus import Bus, MRAccepted, MRRejected, RulesSubmitted, Subjects, decode_event
+from bus.events import ErrorReported, RulesSubmittedPayload
+from runners.client import make_submissions
+from runners.state import read_state
+from tools.ontology import load_ontology
+from tools.rules import TrafficRule
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_RULES = ROOT.parent / "shared" / "data" / "rules" / "germany.jsonl"
+
+
+def load_rules(path: Path, n: int) -> list[TrafficRule]:
+    """n rules cycling over the file's texts (ids unique)."""
+    if path.is_file():
+        texts = [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()]
+    else:
+        texts = [
+            json.loads(line)["text"]
+            for line in (ROOT / "tools" / "data" / "sample_rules_germany.jsonl").read_text().splitlines()
+        ]
+    return [TrafficRule(id=f"b{i:05d}", text=texts[i % len(texts)], region="germany") for i in range(n)]
+
+
+def distinct_mrs(n: int) -> list[dict]:
+    """n distinct MRs built from ontology terms (for the search benchmark)."""
+    vocab = load_ontology().vocabulary("germany")
+    out = []
+    for road, manip, beh in product(vocab.road_types, vocab.manipulations, ("slow down", "keep current")):
+        out.append(
+            {
+                "fields": {
+                    "road_type": road.text,
+                    "verb": manip.verb,
+                    "manipulation": manip.text,
+                    "expected_behavior": beh,
+                },
+                "region": "germany",
+                "source": f"bench-{len(out)}",
+            }
+        )
+        if len(out) == n:
+            break
+    return out
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rules", type=int, default=1000)
+    ap.add_argument("--mrs", type=int, default=1000)
+    ap.add_argument("--searches", type=int, default=200)
+    ap.add_argument("--rules-file", type=Path, default=DEFAULT_RULES)
+    args = ap.parse_args()
+    data = Path(tempfile.mkdtemp(prefix="drivemt-bench-"))
+    log = data / "daemon.log"
+    spawn = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "runners.cli", "daemon", "--data-dir", str(data), "--log-level", "warning"],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+    )
+    try:
+        while (state := read_state(data / "daemon.json")) is None or state.pid != proc.pid:
+            if proc.poll() is not None:
+                raise SystemExit(f"daemon exited: {log.read_text()[-2000:]}")
+            await asyncio.sleep(0.01)
+        async with Bus(url=state.nats_url, subjects=Subjects()) as bus:
+            probe = RulesSubmitted(
+                producer="bench",
+                payload=RulesSubmittedPayload(rules=[TrafficRule(id="probe", text="Slow down in fog.")]),
+            )
+            first_mr = asyncio.get_running_loop().create_future()
+
+            async def on_first(msg: object) -> None:
+                ev = decode_event(msg.data, subject=msg.subject)  # type: ignore[attr-defined]
+                if ev.correlation_id == probe.correlation_id and not first_mr.done():
+                    first_mr.set_result(time.monotonic())
+
+            sub = await bus.nc.subscribe(bus.subjects.mrs_accepted, cb=on_first)
+            while True:
+                try:
+                    await bus.publish(probe)
+                    break
+                except Exception:
+                    await asyncio.sleep(0.01)
+            accepted_at = time.monotonic() - spawn
+            first_mr_at = await asyncio.wait_for(first_mr, 120) - spawn
+            await sub.unsubscribe()
+            print(f"daemon accepts events after      {accepted_at:6.2f} s (target <= 5 s)")
+            print(f"first MR returned after          {first_mr_at:6.2f} s (target <= 10 s, model load included)")
+
+            rules = load_rules(args.rules_file, args.rules)
+            correlation, events = make_submissions(rules)
+            done: set[str] = set()
+            finished = asyncio.get_running_loop().create_future()
+
+            async def on_result(msg: object) -> None:
+                ev = decode_event(msg.data, subject=msg.subject)  # type: ignore[attr-defined]
+                if ev.correlation_id != correlation:
+                    return
+                if isinstance(ev, MRAccepted | MRRejected):
+                    done.add(ev.payload.rule.id)
+                elif isinstance(ev, ErrorReported) and ev.payload.item_id:
+                    done.add(ev.payload.item_id)
+                if len(done) == len(rules) and not finished.done():
+                    finished.set_result(time.perf_counter())
+
+            subs = [
+                await bus.nc.subscribe(s, cb=on_result)
+                for s in (bus.subjects.mrs_accepted, bus.subjects.mrs_rejected, bus.subjects.errors("rules"))
+            ]
+            t0 = time.perf_counter()
+            await bus.publish_many(events)
+            t_pub = time.perf_counter() - t0
+            t_end = await asyncio.wait_for(finished, 600)
+            seconds = t_end - t0
+            print(
+                f"{len(rules)} rules: published in {t_pub:.2f} s, all results after {seconds:.2f} s -> {len(rules) / seconds:.1f} rules/s (target >= 50)"
+            )
+            for s in subs:
+                await s.unsubscribe()
+
+            count = await bus.request("mrs.count")
+            need = max(0, args.mrs - count)
+            if need:
+                await bus.request("mrs.import", {"mrs": distinct_mrs(args.mrs)[: need + 200]}, timeout=300)
+            count = await bus.request("mrs.count")
+            queries = [
+                "pedestrian crossing the road",
+                "fog on the motorway",
+                "red light at an intersection",
+                "children near a school",
+                "bus at a stop",
+            ]
+            lat = []
+            for i in range(args.searches):
+                t = time.perf_counter()
+                await bus.request("mrs.search", {"query": f"{queries[i % len(queries)]} {i}", "limit": 5})
+                lat.append((time.perf_counter() - t) * 1000)
+            lat.sort()
+            print(
+                f"MR search with {count} MRs stored: p50 {statistics.median(lat):.1f} ms, p95 {lat[int(0.95 * len(lat))]:.1f} ms over {len(lat)} queries (target p50 <= 30 ms; through the daemon, request/reply included)"
+            )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        st = read_state(data / "daemon.json")
+        if st is not None and st.nats_pid:
+            try:
+                os.kill(st.nats_pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
