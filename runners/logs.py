@@ -17,6 +17,20 @@ __all__ = ["configure_logging"]
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the time of writing.
+
+    A stream captured at configure time may be closed later (a test runner's capture, a CLI runner's
+    buffer); an agent must never fail because its log line had nowhere to go.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(level: str = "info", fmt: Literal["json", "console"] = "json") -> None:
     """Configure structlog (and stdlib logging beneath it) for this process.
 
@@ -40,11 +54,11 @@ def configure_logging(level: str = "info", fmt: Literal["json", "console"] = "js
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(lvl),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(
-        level=max(lvl, logging.WARNING), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+        level=max(lvl, logging.WARNING), stream=_CurrentStderr(), format="%(levelname)s %(name)s: %(message)s"
     )
     for noisy in ("httpx", "autogen_core", "autogen_core.events", "autogen_agentchat", "sentence_transformers", "nats"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

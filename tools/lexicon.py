@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -160,7 +160,6 @@ class Lexicon:
     non_signal_nouns: list[str]
     behavior_cues: dict[str, list[tuple[str, float]]]
     source: str = "packaged lexicon.yaml"
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @staticmethod
     def phrase(text: str) -> tuple[str, ...]:
