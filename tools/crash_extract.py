@@ -33,7 +33,14 @@ from tools.crash_templates import ScenarioTemplate, packaged_templates
 from tools.errors import BadInputError
 from tools.scenario import Actor, Env, RoadNetwork, Scenario, ScenarioError
 
-__all__ = ["OFFLINE_CRASH_EXTRACTOR", "CrashReport", "NotACrashReportError", "OfflineCrashExtractor", "read_case"]
+__all__ = [
+    "OFFLINE_CRASH_EXTRACTOR",
+    "CrashReport",
+    "NotACrashReportError",
+    "OfflineCrashExtractor",
+    "find_cases",
+    "read_case",
+]
 
 OFFLINE_CRASH_EXTRACTOR = "offline:crash-rules"
 MAX_SUMMARY_BYTES = 64 * 1024
@@ -55,6 +62,23 @@ class CrashReport:
     case_id: str
     summary: str
     sketch: str | None = None
+
+
+def find_cases(path: Any) -> list[Any]:
+    """Case folders under a path: the path itself when it holds ``summary.txt``, else its sub-folders that do.
+
+    Raises:
+        NotACrashReportError: If there is no case folder there.
+    """
+    from pathlib import Path
+
+    root = Path(path)
+    if (root / "summary.txt").is_file():
+        return [root]
+    cases = sorted(p for p in root.iterdir() if (p / "summary.txt").is_file()) if root.is_dir() else []
+    if not cases:
+        raise NotACrashReportError(root.name, f"no case folder (with summary.txt) in {root}")
+    return cases
 
 
 def read_case(folder: Any) -> CrashReport:
@@ -192,12 +216,10 @@ class OfflineCrashExtractor:
     def _direction(self, vehicle: str, sentences: list[str]) -> str | None:
         for s in self._sentences_about(vehicle, sentences, intro_first=True):
             part = self._own_part(vehicle, s)
-            for direction, pattern in self._dirs:
-                if pattern.search(part):
-                    # The earliest compass word in the part wins.
-                    return min(
-                        ((d, m.start()) for d, p in self._dirs for m in [p.search(part)] if m), key=lambda x: x[1]
-                    )[0]
+            # The earliest compass word in the vehicle's part of the sentence wins.
+            hits = [(m.start(), d) for d, p in self._dirs for m in [p.search(part)] if m]
+            if hits:
+                return min(hits)[1]
         return None
 
     # -- 2. meta self-check ----------------------------------------------------------------------

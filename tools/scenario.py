@@ -125,7 +125,7 @@ class Actor(_Model):
     )
     initial_position: Direction = "W2E"
     lane: int | None = Field(default=None, ge=1, le=12, description="1 = the rightmost lane of its direction.")
-    actions: list[Action] = Field(default_factory=lambda: ["Move forward"])
+    actions: list[Action] = Field(default_factory=lambda: list[Action](["Move forward"]))
     speed_limit_mph: float | None = Field(default=None, gt=0, le=100)
 
     @model_validator(mode="after")
@@ -244,5 +244,6 @@ class Scenario(_Model):
             "Road type": rn.road_type,
             "Road network": net,
             "Actors": {f"{a.id}_type": a.vehicle_class for a in self.actors},
-            "Env": {"Time": self.env.time, "Weather": self.env.weather},
+            # The gold files say Sunny for a clear day; their weather vocabulary has no Clear.
+            "Env": {"Time": self.env.time, "Weather": "Sunny" if self.env.weather == "Clear" else self.env.weather},
         }

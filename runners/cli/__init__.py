@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from runners.cli import daemon_cmds, data_cmds, eval_cmds, mrs_cmds, ontology_cmds, rules_cmds, tui_cmds
+from runners.cli import crash_cmds, daemon_cmds, data_cmds, eval_cmds, mrs_cmds, ontology_cmds, rules_cmds, tui_cmds
 
 __all__ = ["app", "main"]
 
@@ -26,6 +26,7 @@ eval_cmds.register(app)
 data_cmds.register(app)
 ontology_cmds.register(app)
 tui_cmds.register(app)
+crash_cmds.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,132 @@
+"""The scenario DSL, the offline crash extractor and the SAFE-style scorer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.helpers import FIXTURES
+from tools.crash_extract import CrashReport, NotACrashReportError, OfflineCrashExtractor, find_cases, read_case
+from tools.crash_scoring import CrashScoreReport, score_case
+from tools.scenario import Actor, RoadNetwork, Scenario, ScenarioError
+
+CASES = FIXTURES / "crashes"
+SHARED_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "crashes" / "dev"
+
+
+@pytest.fixture(scope="module")
+def extractor() -> OfflineCrashExtractor:
+    return OfflineCrashExtractor()
+
+
+def extract(extractor: OfflineCrashExtractor, text: str, case_id: str = "t") -> Scenario:
+    return extractor.extract(CrashReport(case_id=case_id, summary=text))
+
+
+def test_dsl_round_trips_and_names_bad_fields() -> None:
+    """A scenario survives YAML and JSON; a wrong value is reported with its field path."""
+    s = Scenario(
+        case_id="c1",
+        road_network=RoadNetwork(road_type="T-intersection", main_lanes=4, branch_lanes=2),
+        actors=[Actor(id="V1", body_type="Semi Truck"), Actor(id="V2", initial_position="S2N", actions=["Turn left"])],
+        collisions=[("V1", "V2")],
+    )
+    assert Scenario.from_yaml(s.to_yaml()) == s and Scenario.from_yaml(s.to_json()) == s
+    assert s.actor("V1").vehicle_class == "Truck" and s.to_safe()["Road network"]["No_lanes_main_road"] == 4
+    bad = s.to_dict()
+    bad["actors"][1]["initial_position"] = "sideways"
+    bad["env"] = {"weather": "Hail", "time": "Daytime"}
+    with pytest.raises(ScenarioError, match=r"actors\.1\.initial_position") as err:
+        Scenario.from_data(bad)
+    assert "env.weather" in str(err.value)
+    with pytest.raises(ScenarioError, match="not an actor"):
+        Scenario.from_data({**s.to_dict(), "collisions": [["V1", "V9"]]})
+
+
+def test_fixture_cases_match_their_gold(extractor: OfflineCrashExtractor) -> None:
+    """The bundled merge, T-intersection and three-vehicle cases come out as their gold files say."""
+    report = CrashScoreReport()
+    for folder in find_cases(CASES):
+        gold = yaml.safe_load((folder / "gold.yaml").read_text())
+        report.cases.append(score_case(extractor.extract(read_case(folder)), gold, case_id=folder.name))
+    assert report.as_dict() == {"n": 3, "road_network": 1.0, "actors": 1.0, "env": 1.0, "overall": 1.0}, [
+        c.differences for c in report.cases
+    ]
+
+
+def test_merge_case_details(extractor: OfflineCrashExtractor) -> None:
+    """The ramp vehicle is on the on-ramp, the tractor is a truck on the main road, and they collided."""
+    s = extractor.extract(read_case(CASES / "108909"))
+    assert s.road_network.main_lanes == 6 and s.road_network.branch_lanes == 1
+    assert (s.actor("V1").initial_position, s.actor("V2").initial_position) == ("On-ramp", "Main road")
+    assert s.actor("V2").body_type == "Semi Truck" and s.actor("V2").vehicle_class == "Truck"
+    assert set(s.collisions[0]) == {"V1", "V2"}
+    assert (s.env.time, s.env.weather) == ("Daytime", "Rainy")
+
+
+@pytest.mark.skipif(not SHARED_DEV.is_dir(), reason="../shared/data is not beside this checkout")
+def test_dev_set_reaches_the_targets(extractor: OfflineCrashExtractor) -> None:
+    """On the 15 dev cases: road network and env >= 90%, actors >= 85%, overall >= 75%."""
+    report = CrashScoreReport()
+    for folder in find_cases(SHARED_DEV):
+        gold = yaml.safe_load((folder / "gold.yaml").read_text())
+        report.cases.append(score_case(extractor.extract(read_case(folder)), gold, case_id=folder.name))
+    d = report.as_dict()
+    assert d["n"] == 15
+    assert d["road_network"] >= 0.9 and d["env"] >= 0.9 and d["actors"] >= 0.85 and d["overall"] >= 0.75, d
+
+
+def test_unseen_narratives(extractor: OfflineCrashExtractor) -> None:
+    """General knowledge: a curve, a motorcycle, a bus, a model named without its body, one-way roads."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2006 Harley-Davidson FLHT was traveling west on a two-lane, two-way rural road and "
+        "was negotiating a left curve. Vehicle two (V2), a 2004 Toyota Sienna was traveling east in the eastbound "
+        "lane. It was dark and foggy. The driver of V2 drifted left of center and the front of V2 struck V1.",
+    )
+    assert s.road_network.road_type == "Curve" and (s.road_network.lanes, s.road_network.ways) == (2, 2)
+    assert s.actor("V1").body_type == "Motorcycle" and s.actor("V2").body_type == "Minivan"
+    assert s.actor("V1").initial_position == "E2W" and "Enter wrong way" in s.actor("V2").actions
+    assert (s.env.time, s.env.weather) == ("Nighttime", "Foggy") and s.collisions == [("V2", "V1")]
+
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2010 Ford F-150 was traveling south on a three-lane, one-way street. Vehicle two (V2), "
+        "a 2008 Blue Bird school bus was traveling east and was approaching the intersection. V1 attempted to turn "
+        "right. The front of V2 struck the left side of V1. It was daylight and snowing.",
+    )
+    assert s.road_network.road_type == "Intersection" and (s.road_network.lanes, s.road_network.ways) == (3, 1)
+    assert s.actor("V1").body_type == "Pickup" and s.actor("V2").vehicle_class == "Truck"
+    assert s.actor("V1").actions == ["Turn right"] and s.env.weather == "Snowy"
+
+
+def test_crossing_traffic_on_a_straight_road_is_an_intersection(extractor: OfflineCrashExtractor) -> None:
+    """Meta self-check: vehicles on crossing axes with no junction named are placed at an intersection."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2001 Honda Civic, 4-door sedan was traveling north on a two-lane road. Vehicle two "
+        "(V2), a 2003 Ford Explorer was traveling west. The front of V1 struck the right side of V2.",
+    )
+    assert s.road_network.road_type == "Intersection" and any("crossing roads" in n for n in s.notes)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [("", "empty"), ("   \n ", "empty"), ("The annual report is due in March.", "no vehicles"), ("x" * 70_000, "KB")],
+)
+def test_bad_reports_get_clear_errors(extractor: OfflineCrashExtractor, text: str, match: str) -> None:
+    """Empty, unrelated and oversized summaries raise a bad-input error that says why."""
+    with pytest.raises(NotACrashReportError, match=match):
+        extract(extractor, text)
+
+
+def test_unreadable_case_folder(tmp_path: Path) -> None:
+    """A folder without a readable summary is a clear error, not a crash."""
+    (tmp_path / "c1").mkdir()
+    (tmp_path / "c1" / "summary.txt").write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(NotACrashReportError, match="cannot read"):
+        read_case(tmp_path / "c1")
+    with pytest.raises(NotACrashReportError, match="no case folder"):
+        find_cases(tmp_path / "c1" / "nothing")
