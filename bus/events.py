@@ -21,11 +21,13 @@ from bus.subjects import Subjects
 from tools.mr import MRCandidate, StoredMR
 from tools.provenance import Provenance
 from tools.rules import TrafficRule
+from tools.scenario import Scenario
 from tools.validation import CheckResult
 
 __all__ = [
     "AgentHeartbeat",
     "AnyEvent",
+    "CrashSubmitted",
     "DeadLettered",
     "ErrorReported",
     "Event",
@@ -35,6 +37,7 @@ __all__ = [
     "MRRejected",
     "ProgressReported",
     "RulesSubmitted",
+    "ScenarioExtracted",
     "ScoredCandidate",
     "decode_event",
     "derived_id",
@@ -245,6 +248,54 @@ class MRRejected(Event):
         return f"rule {self.payload.rule.id} rejected: {reason}"[:500]
 
 
+# -- crashes -------------------------------------------------------------------------------------
+class CrashSubmittedPayload(BaseModel):
+    """One crash report."""
+
+    case_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    summary: str = Field(description="The crash narrative (NHTSA CIREN/NASS style).")
+    sketch: str | None = Field(default=None, description="Path or URL of the scene sketch, if any.")
+    source: str | None = Field(default=None, description="Where the report came from.")
+
+
+@registry.register
+class CrashSubmitted(Event):
+    """A crash report to turn into a scenario."""
+
+    type: Literal["crashes.submitted"] = "crashes.submitted"
+    payload: CrashSubmittedPayload
+    subject_name: ClassVar[str] = "crashes_submitted"
+
+    def describe(self) -> str:
+        first = " ".join(self.payload.summary.split())[:60]
+        return f"crash report {self.payload.case_id} submitted: {first!r}"
+
+
+class ScenarioExtractedPayload(BaseModel):
+    """The scenario of one crash report."""
+
+    case_id: str
+    scenario: Scenario
+    extractor: str = Field(description="Who extracted it, e.g. 'offline:crash-rules'.")
+    template: str = Field(description="Road type of the template used.")
+    provenance: Provenance
+
+
+@registry.register
+class ScenarioExtracted(Event):
+    """A crash report became a scenario DSL."""
+
+    type: Literal["scenarios.extracted"] = "scenarios.extracted"
+    payload: ScenarioExtractedPayload
+    subject_name: ClassVar[str] = "scenarios_extracted"
+
+    def describe(self) -> str:
+        s = self.payload.scenario
+        actors = ", ".join(f"{a.id} {a.body_type} {a.initial_position}" for a in s.actors)
+        hits = ", ".join(f"{a}-{b}" for a, b in s.collisions) or "none named"
+        return f"case {s.case_id}: {s.road_network.road_type}; {actors}; collisions {hits}"[:500]
+
+
 # -- operations ----------------------------------------------------------------------------------
 class ErrorPayload(BaseModel):
     """Bad input or a failure, reported where people and tools can see it."""
@@ -370,6 +421,8 @@ AnyEvent = Annotated[
         MRCandidatesProduced,
         MRAccepted,
         MRRejected,
+        CrashSubmitted,
+        ScenarioExtracted,
         ErrorReported,
         DeadLettered,
         AgentHeartbeat,

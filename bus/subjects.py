@@ -87,6 +87,11 @@ class Subjects:
 
     # -- results (stream RESULTS) ------------------------------------------------------------
     @property
+    def scenarios_extracted(self) -> str:
+        """Scenario DSLs extracted from crash reports."""
+        return self._s("scenarios", "extracted")
+
+    @property
     def mrs_candidates(self) -> str:
         """MR candidates from every configured rule parser, one event per rule."""
         return self._s("mrs", "candidates")
@@ -176,6 +181,7 @@ class Subjects:
             self.mrs_candidates,
             self.mrs_accepted,
             self.mrs_rejected,
+            self.scenarios_extracted,
             self.all_errors,
             self.progress,
         ]

@@ -121,6 +121,11 @@ class QdrantMRStore:
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._pool, lambda: fn(*args, **kwargs))
 
+    async def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn(*args, **kwargs)`` on the thread that owns the client (for other collections, e.g.
+        ``kb_templates``: local mode allows one client per folder, so every collection shares it)."""
+        return await self._run(fn, *args, **kwargs)
+
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
         """Open the store and create the collection if needed.

@@ -49,6 +49,7 @@ class AgentsSettings(BaseModel):
 
     m_agent: AgentSettings = Field(default_factory=AgentSettings)
     validator: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
+    crash_extractor: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
 
 
 class ValidationSettings(BaseModel):

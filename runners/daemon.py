@@ -101,7 +101,7 @@ class Daemon:
             cfg, embedder=self._embedder, model_clients=self._model_clients, store_settings=self._store_settings
         )
         self.pipeline.start_loading_models()
-        await self.pipeline.store.start()
+        await self.pipeline.start_memory()
         await register_services(self.bus, MRService(store=self.pipeline.store, ontology=self.pipeline.ontology))
         for key, agent in self.pipeline.agents():
             settings = getattr(cfg.agents, key)

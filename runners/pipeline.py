@@ -11,11 +11,13 @@ from typing import Any
 
 import structlog
 
+from agents.crash_extractor import CrashExtractorAgent
 from agents.m_agent import MAgent
 from agents.runtime import Agent
 from agents.validator import ValidatorAgent
 from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings
+from memory.templates import TemplateStore
 from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
 from tools.lexicon import load_lexicon
 from tools.llm import build_model_client
@@ -101,11 +103,18 @@ class RulePipeline:
         self.provenance = Provenance(
             config_hash=config.hash, ontology_hash=self.ontology.hash, models=models, seed=config.seed
         )
+        self.crash_provenance = Provenance(config_hash=config.hash, ontology_hash="", models=[], seed=config.seed)
         self.store = QdrantMRStore(
             settings=store_settings
             or StoreSettings(path=config.qdrant_path, url=config.qdrant_url, api_key=qdrant_api_key()),
             embedder=self.embedder,
         )
+        self.templates = TemplateStore(store=self.store)
+
+    async def start_memory(self) -> None:
+        """Open the MR store and the scenario templates that share its client."""
+        await self.store.start()
+        await self.templates.start()
 
     def _accepted_extension(self) -> list[Any]:
         path = self.config.data_dir / "ontology" / "accepted.yaml"
@@ -136,6 +145,7 @@ class RulePipeline:
                     validator=self.validator, store=self.store, ontology=self.ontology, provenance=self.provenance
                 ),
             ),
+            ("crash_extractor", CrashExtractorAgent(templates=self.templates, provenance=self.crash_provenance)),
         ]
 
     async def close(self) -> None:
