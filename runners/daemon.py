@@ -60,6 +60,7 @@ class Daemon:
         self._model_clients = model_clients
         self._store_settings = store_settings
         self._write_state = write_state_file
+        self._state_written = False  # only the daemon that wrote the state file removes it
         self.server: EmbeddedNatsServer | None = None
         self._adopted_pid: int | None = None
         self.bus: Bus | None = None
@@ -96,6 +97,7 @@ class Daemon:
                     qdrant=cfg.qdrant_url or str(cfg.qdrant_path),
                 ),
             )
+            self._state_written = True
         log.info("bus ready", url=self.nats_url, namespace=cfg.namespace)
         self.pipeline = RulePipeline(
             cfg, embedder=self._embedder, model_clients=self._model_clients, store_settings=self._store_settings
@@ -182,8 +184,9 @@ class Daemon:
             await self.server.stop()
         elif self._adopted_pid is not None:
             await asyncio.to_thread(stop_pid, self._adopted_pid)
-        if self._write_state:
+        if self._state_written:
             remove_state(self.config.state_file, pid=os.getpid())
+            self._state_written = False
         log.info("daemon stopped")
 
     async def __aenter__(self) -> Daemon:

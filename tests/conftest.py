@@ -14,11 +14,27 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import asyncio
+import signal
+import sys
+
 from bus import Bus, EmbeddedNatsServer, Subjects
 from memory.embeddings import MiniLMEmbedder
 from runners.config import DrivemtConfig, load_config
 from tests.helpers import FIXTURES
 from tools.ontology import Ontology, load_ontology
+
+
+def _dump_tasks(signum: int, frame: object) -> None:
+    """On SIGUSR1, print the stack of every pending asyncio task (threads alone do not show a hung await)."""
+    for task in list(asyncio.tasks._all_tasks):
+        if not task.done():
+            print(f"--- {task.get_name()}", file=sys.stderr)
+            task.print_stack(file=sys.stderr)
+
+
+if hasattr(signal, "SIGUSR1"):
+    signal.signal(signal.SIGUSR1, _dump_tasks)
 
 
 @pytest.fixture(scope="session")

@@ -115,6 +115,7 @@ def test_crossing_traffic_on_a_straight_road_is_an_intersection(extractor: Offli
 @pytest.mark.parametrize(
     ("text", "match"),
     [("", "empty"), ("   \n ", "empty"), ("The annual report is due in March.", "no vehicles"), ("x" * 70_000, "KB")],
+    ids=["empty", "blank", "unrelated", "oversized"],
 )
 def test_bad_reports_get_clear_errors(extractor: OfflineCrashExtractor, text: str, match: str) -> None:
     """Empty, unrelated and oversized summaries raise a bad-input error that says why."""
