@@ -160,9 +160,7 @@ class Simulator(Protocol):
 def plan_runs(scenario: Scenario, settings: SimSettings) -> list[RunSpec]:
     """Every run of a scenario: each actor in turn as the ego, under each policy, in K seeded variants."""
     return [
-        RunSpec(
-            case_id=scenario.case_id, ego_id=actor.id, policy=policy, variant=k, seed=settings.base_seed + k
-        )
+        RunSpec(case_id=scenario.case_id, ego_id=actor.id, policy=policy, variant=k, seed=settings.base_seed + k)
         for actor in scenario.actors
         for policy in settings.policies
         for k in range(settings.variants)
