@@ -50,6 +50,7 @@ class TLBox(_Model):
     arrow: Arrow | None = Field(default=None, description="Arrow lights keep their colour and name the arrow.")
     occluded: bool = False
     source_label: str | None = Field(default=None, description="The label as the source format spelled it.")
+    score: float | None = Field(default=None, ge=0, le=1, description="Detector confidence; None for ground truth.")
 
     @model_validator(mode="after")
     def _ordered(self) -> TLBox:
