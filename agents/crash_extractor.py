@@ -64,6 +64,9 @@ class CrashExtractorAgent(Agent):
                     extractor=extractor.name,
                     template=scenario.road_network.road_type,
                     provenance=self.provenance.model_copy(update={"models": [extractor.name]}),
+                    summary=p.summary,
+                    sketch=p.sketch,
+                    simulate=p.simulate,
                 ),
             )
         ]

@@ -20,7 +20,7 @@ import structlog
 from nats.aio.client import Client as NATSClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
-from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError
+from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, Field
 
@@ -81,6 +81,7 @@ class Bus:
         self._nc: NATSClient | None = None
         self._js: JetStreamContext | None = None
         self._kv: KeyValue | None = None
+        self._tallies: KeyValue | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def connect(self) -> None:
@@ -222,6 +223,12 @@ class Bus:
             self._kv = await self.js.create_key_value(
                 bucket=names.processed_bucket, history=1, ttl=s.processed_ttl_s, replicas=s.replicas
             )
+        try:
+            self._tallies = await self.js.key_value(names.tallies_bucket)
+        except BucketNotFoundError:
+            self._tallies = await self.js.create_key_value(
+                bucket=names.tallies_bucket, history=1, ttl=s.retention_s, replicas=s.replicas
+            )
 
     async def ensure_consumer(
         self, *, durable: str, subjects: Sequence[str], settings: ConsumerSettings, stream: str | None = None
@@ -300,6 +307,45 @@ class Bus:
     async def mark_handled(self, consumer: str, event_id: str) -> None:
         """Remember that ``consumer`` finished the event."""
         await self.kv.put(self._mark_key(consumer, event_id), b"1")
+
+    # -- tallies ------------------------------------------------------------------------------
+    async def tally(self, group: str, part: str, value: dict[str, Any], *, attempts: int = 50) -> dict[str, Any]:
+        """Add one part's result to a group (the runs of a case, the images of a dataset); return every part so far.
+
+        The group is one key updated with optimistic concurrency, so copies of an agent on several
+        machines never lose a part; adding a part twice (a redelivery) keeps the first value.
+
+        Args:
+            group: Key of the group (letters, digits, ``-_.=/``).
+            part: The part's name within the group.
+            value: JSON-able result of the part.
+            attempts: Retries when another writer updated the group at the same time.
+
+        Raises:
+            BusError: If the group could not be updated.
+        """
+        if self._tallies is None:
+            raise BusError("streams not ensured: call ensure_streams() first")
+        for _ in range(attempts):
+            try:
+                entry = await self._tallies.get(group)
+                parts: dict[str, Any] = json.loads(entry.value or b"{}")
+                revision: int | None = entry.revision
+            except KeyNotFoundError:
+                parts, revision = {}, None
+            if part in parts:
+                return parts
+            parts[part] = value
+            data = json.dumps(parts, default=str).encode()
+            try:
+                if revision is None:
+                    await self._tallies.create(group, data)
+                else:
+                    await self._tallies.update(group, data, last=revision)
+                return parts
+            except (KeyWrongLastSequenceError, BadRequestError):
+                await asyncio.sleep(0.01)
+        raise BusError(f"could not update tally {group} after {attempts} attempts")
 
     # -- request/reply ------------------------------------------------------------------------
     async def serve(

@@ -22,12 +22,14 @@ from tools.mr import MRCandidate, StoredMR
 from tools.provenance import Provenance
 from tools.rules import TrafficRule
 from tools.scenario import Scenario
+from tools.simulation import EgoPolicy, RunRecord, RunSpec, SimSettings
 from tools.validation import CheckResult
 
 __all__ = [
     "AgentHeartbeat",
     "AnyEvent",
     "CrashSubmitted",
+    "CrashVerdict",
     "DeadLettered",
     "ErrorReported",
     "Event",
@@ -39,6 +41,10 @@ __all__ = [
     "RulesSubmitted",
     "ScenarioExtracted",
     "ScoredCandidate",
+    "SimCompleted",
+    "SimOptions",
+    "SimRequested",
+    "ViolationFound",
     "decode_event",
     "derived_id",
     "encode_event",
@@ -249,6 +255,32 @@ class MRRejected(Event):
 
 
 # -- crashes -------------------------------------------------------------------------------------
+class SimOptions(BaseModel):
+    """How a crash report's scenario is simulated (carried from the submission to the planner)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    simulator: Literal["metadrive", "beamng"] = Field(default="metadrive", description="Which simulator runs it.")
+    policies: list[EgoPolicy] = Field(
+        default_factory=lambda: list[EgoPolicy](["idm"]), min_length=1, description="Ego policies, each in turn."
+    )
+    variants: int = Field(default=5, ge=1, le=100, description="Seeded variants per ego and policy (SAFE's K).")
+    duration_s: float = Field(default=20.0, gt=0, le=600, description="Simulated seconds per run.")
+    render: bool = Field(default=True, description="Draw a PNG and a GIF of every run.")
+    seed: int = Field(default=0, description="Seed of variant 0.")
+
+    def settings(self) -> SimSettings:
+        """The simulator settings these options stand for."""
+        return SimSettings(
+            duration_s=self.duration_s,
+            variants=self.variants,
+            policies=list(self.policies),
+            render_png=self.render,
+            render_gif=self.render,
+            base_seed=self.seed,
+        )
+
+
 class CrashSubmittedPayload(BaseModel):
     """One crash report."""
 
@@ -256,6 +288,10 @@ class CrashSubmittedPayload(BaseModel):
     summary: str = Field(description="The crash narrative (NHTSA CIREN/NASS style).")
     sketch: str | None = Field(default=None, description="Path or URL of the scene sketch, if any.")
     source: str | None = Field(default=None, description="Where the report came from.")
+    simulate: SimOptions | None = Field(
+        default_factory=lambda: SimOptions(),
+        description="How to simulate the extracted scenario; null to extract only.",
+    )
 
 
 @registry.register
@@ -279,6 +315,9 @@ class ScenarioExtractedPayload(BaseModel):
     extractor: str = Field(description="Who extracted it, e.g. 'offline:crash-rules'.")
     template: str = Field(description="Road type of the template used.")
     provenance: Provenance
+    summary: str = Field(default="", description="The crash narrative, for reports.")
+    sketch: str | None = Field(default=None, description="The sketch, for reports.")
+    simulate: SimOptions | None = Field(default=None, description="How to simulate it; null to extract only.")
 
 
 @registry.register
@@ -294,6 +333,117 @@ class ScenarioExtracted(Event):
         actors = ", ".join(f"{a.id} {a.body_type} {a.initial_position}" for a in s.actors)
         hits = ", ".join(f"{a}-{b}" for a, b in s.collisions) or "none named"
         return f"case {s.case_id}: {s.road_network.road_type}; {actors}; collisions {hits}"[:500]
+
+
+class SimRequestedPayload(BaseModel):
+    """One simulation run to do (a worker takes it from the shared work queue)."""
+
+    case_id: str
+    scenario: Scenario
+    spec: RunSpec
+    settings: SimSettings
+    simulator: Literal["metadrive", "beamng"] = "metadrive"
+    index: int = Field(ge=0, description="This run's place in the case's runs.")
+    total: int = Field(ge=1, description="How many runs the case has.")
+    out_dir: str = Field(description="Folder of the batch's cases; the run writes to <out_dir>/<case_id>/<run_id>.*")
+
+
+@registry.register
+class SimRequested(Event):
+    """A scenario run (one ego, one policy, one seeded variant) waiting for a simulator."""
+
+    type: Literal["sim.requested"] = "sim.requested"
+    payload: SimRequestedPayload
+    subject_name: ClassVar[str] = "sim_requested"
+
+    def describe(self) -> str:
+        p = self.payload
+        return f"case {p.case_id}: run {p.index + 1}/{p.total} requested ({p.spec.run_id}, {p.simulator})"
+
+
+class SimCompletedPayload(BaseModel):
+    """What one run did."""
+
+    case_id: str
+    record: RunRecord
+    index: int
+    total: int
+    simulator: str
+    worker: str = Field(description="The agent instance that ran it.")
+    case_dir: str = Field(description="Folder of the case's runs, verdict and scenario.")
+
+
+@registry.register
+class SimCompleted(Event):
+    """A scenario run finished (collisions, reproduction, pictures)."""
+
+    type: Literal["sim.completed"] = "sim.completed"
+    payload: SimCompletedPayload
+    subject_name: ClassVar[str] = "sim_completed"
+
+    def describe(self) -> str:
+        p = self.payload
+        r = p.record
+        first = r.first_vehicle_collision
+        hit = f"first collision {first.a}-{first.b} at {first.t:.1f} s" if first else "no collision"
+        repro = ", crash reproduced" if r.reproduced else ""
+        return f"case {p.case_id} {r.spec.run_id} ({p.index + 1}/{p.total}): {hit}{repro} [{r.wall_seconds:.2f} s]"
+
+
+class ViolationPayload(BaseModel):
+    """A finding: behaviour that breaks a rule, a relation, or reproduces a crash."""
+
+    kind: Literal["crash", "tl", "mr"] = Field(description="Which pipeline found it.")
+    item_id: str = Field(description="Case id, image id or test-case id.")
+    description: str
+    evidence: list[str] = Field(default_factory=list, description="Pictures and records that prove it (paths).")
+    metrics: dict[str, float] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+@registry.register
+class ViolationFound(Event):
+    """A violation, with the pictures and numbers that prove it."""
+
+    type: Literal["violations.found"] = "violations.found"
+    payload: ViolationPayload
+    subject_name: ClassVar[str] = "violations_found"
+
+    def describe(self) -> str:
+        return f"violation ({self.payload.kind}) {self.payload.item_id}: {self.payload.description}"[:500]
+
+
+class CrashVerdictPayload(BaseModel):
+    """All runs of one crash case, judged."""
+
+    case_id: str
+    runs: int
+    reproduced: bool
+    reproduced_by: list[str] = Field(
+        default_factory=list, description="Run ids whose first collision was the reported one."
+    )
+    reproduced_per_ego: dict[str, bool] = Field(default_factory=dict, description="'<ego>/<policy>' -> reproduced.")
+    violations: int = Field(description="Runs in which the ego collided.")
+    first_violation_runs: list[int] = Field(
+        default_factory=list, description="1-based run numbers of the 1st, 2nd and 3rd violations (SAFE Table 6)."
+    )
+    seconds_per_run: float
+    records: list[str] = Field(default_factory=list, description="Every run's JSON record.")
+    errors: list[str] = Field(default_factory=list, description="Runs that could not be done, and why.")
+
+
+@registry.register
+class CrashVerdict(Event):
+    """Every run of a crash case is in: was the crash reproduced, how many violations."""
+
+    type: Literal["crashes.verdict"] = "crashes.verdict"
+    payload: CrashVerdictPayload
+    subject_name: ClassVar[str] = "crashes_verdict"
+
+    def describe(self) -> str:
+        p = self.payload
+        repro = "reproduced" if p.reproduced else "not reproduced"
+        return f"case {p.case_id}: crash {repro} ({len(p.reproduced_by)}/{p.runs} runs), {p.violations} violation(s)"
 
 
 # -- operations ----------------------------------------------------------------------------------
@@ -423,6 +573,10 @@ AnyEvent = Annotated[
         MRRejected,
         CrashSubmitted,
         ScenarioExtracted,
+        SimRequested,
+        SimCompleted,
+        ViolationFound,
+        CrashVerdict,
         ErrorReported,
         DeadLettered,
         AgentHeartbeat,

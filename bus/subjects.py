@@ -46,6 +46,7 @@ class StreamNames:
     deadletter: str
     heartbeats: str
     processed_bucket: str
+    tallies_bucket: str
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,26 @@ class Subjects:
     def scenarios_extracted(self) -> str:
         """Scenario DSLs extracted from crash reports."""
         return self._s("scenarios", "extracted")
+
+    @property
+    def sim_requested(self) -> str:
+        """Single simulation runs, a shared work queue for simulator workers."""
+        return self._s("sim", "requested")
+
+    @property
+    def sim_completed(self) -> str:
+        """Finished simulation runs with their records."""
+        return self._s("sim", "completed")
+
+    @property
+    def crashes_verdict(self) -> str:
+        """A crash case's runs judged: reproduced or not, violations."""
+        return self._s("crashes", "verdict")
+
+    @property
+    def violations_found(self) -> str:
+        """Findings, with the evidence that proves them."""
+        return self._s("violations", "found")
 
     @property
     def mrs_candidates(self) -> str:
@@ -162,6 +183,7 @@ class Subjects:
             deadletter=f"{prefix}_DEADLETTER",
             heartbeats=f"{prefix}_HEARTBEATS",
             processed_bucket=f"{prefix}_processed",
+            tallies_bucket=f"{prefix}_tallies",
         )
 
     @property
@@ -182,6 +204,10 @@ class Subjects:
             self.mrs_accepted,
             self.mrs_rejected,
             self.scenarios_extracted,
+            self.sim_requested,
+            self.sim_completed,
+            self.crashes_verdict,
+            self.violations_found,
             self.all_errors,
             self.progress,
         ]

@@ -1,0 +1,140 @@
+"""Judge: decides what the runs of a crash case (and, later, detector tests) found.
+
+For every completed run whose ego was in a collision it publishes a violation with the run's pictures
+and record. It tallies each case's runs in a key-value group on the bus (so copies of the Judge on
+several machines agree), and when the last run is in it publishes the case's verdict: was the reported
+crash reproduced (by which ego and policy), how many violations, which runs found the first three,
+and it writes the verdict and the batch's HTML report next to the runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import structlog
+
+from agents.runtime import Agent
+from bus import Bus, CrashVerdict, Event, SimCompleted, ViolationFound, derived_id
+from bus.events import CrashVerdictPayload, ViolationPayload
+from tools.crash_report import write_batch_report
+from tools.simulation import RunRecord
+
+__all__ = ["JudgeAgent", "crash_verdict"]
+
+log = structlog.get_logger(__name__)
+
+
+def _summary(record: RunRecord, index: int) -> dict[str, Any]:
+    return {
+        "index": index,
+        "run_id": record.spec.run_id,
+        "ego": record.spec.ego_id,
+        "policy": record.spec.policy,
+        "reproduced": record.reproduced,
+        "ego_collided": record.ego_collided,
+        "wall_seconds": record.wall_seconds,
+        "record": record.record_path,
+        "error": record.error,
+    }
+
+
+def crash_verdict(case_id: str, parts: dict[str, dict[str, Any]]) -> CrashVerdictPayload:
+    """Judge a case from the summaries of all its runs (see :func:`_summary`)."""
+    runs = sorted(parts.values(), key=lambda r: r["index"])
+    done = [r for r in runs if not r["error"]]
+    per_ego: dict[str, bool] = {}
+    for r in done:
+        key = f"{r['ego']}/{r['policy']}"
+        per_ego[key] = per_ego.get(key, False) or bool(r["reproduced"])
+    violations = [i + 1 for i, r in enumerate(runs) if r["ego_collided"]]
+    return CrashVerdictPayload(
+        case_id=case_id,
+        runs=len(runs),
+        reproduced=any(r["reproduced"] for r in done),
+        reproduced_by=[r["run_id"] for r in done if r["reproduced"]],
+        reproduced_per_ego=per_ego,
+        violations=len(violations),
+        first_violation_runs=violations[:3],
+        seconds_per_run=sum(r["wall_seconds"] for r in done) / len(done) if done else 0.0,
+        records=[r["record"] for r in runs if r["record"]],
+        errors=[f"{r['run_id']}: {r['error']}" for r in runs if r["error"]],
+    )
+
+
+class JudgeAgent(Agent):
+    """Judges runs.
+
+    Args:
+        bus: The bus (for the tallies of each case's runs).
+        write_reports: Write ``verdict.json`` and the batch report next to the runs.
+    """
+
+    name: ClassVar[str] = "judge"
+    consumes = (SimCompleted,)
+    produces = (ViolationFound, CrashVerdict)
+    tools = ("crash_verdict", "write_crash_report")
+    error_domain = "judge"
+
+    def __init__(self, *, bus: Bus, write_reports: bool = True) -> None:
+        self.bus = bus
+        self.write_reports = write_reports
+
+    async def handle(self, event: Event) -> Sequence[Event]:
+        """Judge one completed run; when it is the case's last, the case too."""
+        assert isinstance(event, SimCompleted)
+        return await self._sim_completed(event)
+
+    async def _sim_completed(self, event: SimCompleted) -> list[Event]:
+        p = event.payload
+        r = p.record
+        out: list[Event] = []
+        if r.ego_collided:
+            first = next((c for c in r.collisions if c.involves(r.spec.ego_id)), None)
+            other = (first.b if first and first.a == r.spec.ego_id else first.a) if first else "?"
+            out.append(
+                ViolationFound(
+                    **event.caused(event_id=derived_id(event.event_id, "violation")),
+                    producer=self.name,
+                    payload=ViolationPayload(
+                        kind="crash",
+                        item_id=f"{p.case_id}/{r.spec.run_id}",
+                        description=(
+                            f"ego {r.spec.ego_id} ({r.spec.policy}) collided with {other}"
+                            + (f" at {first.t:.1f} s, {first.speed_a_mps * 3.6:.0f} km/h" if first else "")
+                            + ("; the reported crash is reproduced" if r.reproduced else "")
+                        ),
+                        evidence=[x for x in (r.png, r.gif, r.record_path) if x],
+                        metrics={"t": first.t if first else -1.0, "reproduced": float(r.reproduced)},
+                        details={"case_id": p.case_id, "run_id": r.spec.run_id, "seed": r.spec.seed},
+                    ),
+                )
+            )
+        group = f"crash.{event.correlation_id}.{p.case_id}"
+        parts = await self.bus.tally(group, r.spec.run_id, _summary(r, p.index))
+        if len(parts) >= p.total:
+            verdict = crash_verdict(p.case_id, parts)
+            out.append(
+                CrashVerdict(
+                    correlation_id=event.correlation_id,
+                    causation_id=event.event_id,
+                    event_id=derived_id(group, "verdict"),
+                    producer=self.name,
+                    payload=verdict,
+                )
+            )
+            if self.write_reports:
+                await asyncio.to_thread(self._write, Path(p.case_dir), verdict)
+        return out
+
+    @staticmethod
+    def _write(case_dir: Path, verdict: CrashVerdictPayload) -> None:
+        case_dir.mkdir(parents=True, exist_ok=True)
+        (case_dir / "verdict.json").write_text(json.dumps(verdict.model_dump(mode="json"), indent=2), encoding="utf-8")
+        try:
+            write_batch_report(case_dir.parent.parent)
+        except Exception as exc:  # a report that cannot be drawn must not lose the verdict
+            log.warning("crash report failed", batch=str(case_dir.parent.parent), error=str(exc))
