@@ -693,3 +693,40 @@ def test_dataset_built_in_memory_is_written_from_arrays_only(tmp_path: Path) -> 
         back = read_dataset(out)
         assert {im.image_id: im.split for im in back.images} == {"s0": "train", "s1": "val"}
         assert_same_boxes(back, {"s0": [(4, 4, 10, 18, "red", "left")], "s1": []}, tol=1e-3, arrows=CARRIES_ARROWS[fmt])
+
+
+def test_repeated_image_ids_are_refused_when_writing(tmp_path: Path) -> None:
+    """A dataset whose image ids repeat is refused rather than one image overwriting the other."""
+    img = TLImage(image_id="same", width=64, height=48)
+    ds = TLDataset(name="dup", images=[img, img.model_copy()])
+    with pytest.raises(DatasetFormatError, match="image ids repeat: same"):
+        write_dataset(ds, tmp_path / "out", "coco", images={"same": np.zeros((48, 64, 3), np.uint8)})
+
+
+def test_yolo_puts_images_without_a_split_beside_the_training_images(tmp_path: Path) -> None:
+    """In a YOLO dataset where only some images have a split, the others go to train, with distinct file names."""
+    src = read_dataset(FIX / "coco")
+    images = [im.model_copy(update={"split": None}) if im.image_id == "frame_0002" else im for im in src.images]
+    ds = src.model_copy(update={"images": images})
+    back = read_dataset(write_dataset(ds, tmp_path / "y", "yolo"))
+    assert {im.image_id: im.split for im in back.images} == {
+        "frame_0001": "train",
+        "frame_0002": "train",
+        "frame_0003": "val",
+    }
+    assert_same_boxes(back, COCO_EXPECTED, tol=1e-3, arrows=False)
+
+
+@pytest.mark.slow
+def test_image_checks_do_not_go_through_ultralytics_patched_pil_open(tmp_path: Path) -> None:
+    """With ultralytics imported (it replaces PIL's Image.open and would pip-install a plugin), a broken image is only skipped."""
+    import ultralytics.utils.patches  # noqa: F401  (importing it applies the patch)
+    from PIL import Image
+
+    assert Image.open.__module__ == "ultralytics.utils.patches"
+    root = copy_fixture("coco", tmp_path)
+    (root / ONE_IMAGE["coco"][0]).write_bytes(b"\x89PNG\r\n\x1a\n but then nothing of a PNG")
+    (root / "images/val/frame_0003.png").write_bytes(b"plain garbage")
+    ds = read_dataset(root)
+    assert {im.image_id for im in ds.images} == {"frame_0001"}
+    assert len(ds.skipped) == 2

@@ -49,11 +49,15 @@ CATEGORY_IDS: dict[str, int] = {s: i + 1 for i, s in enumerate(DRIVEMT_CLASSES)}
 
 
 def _looks_coco(path: Path) -> bool:
+    """A JSON file with an ``images`` key near its start (COCO files begin with info, licenses, images)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with path.open(encoding="utf-8", errors="replace") as f:
+            head = f.read(2_000_000)
+            if '"images"' not in head and len(head) == 2_000_000:
+                head += f.read()
     except OSError:
         return False
-    return '"images"' in text and ('"annotations"' in text or '"categories"' in text)
+    return head.lstrip().startswith("{") and '"images"' in head
 
 
 def _json_files(path: Path) -> list[Path]:

@@ -10,7 +10,7 @@ import importlib
 import re
 import shutil
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -297,36 +297,46 @@ def finish_dataset(*, name: str, root: Path, fmt: str, images: list[TLImage], sk
             reason = f"no images left: {len(skips.items)} item(s) skipped, the first {first.item}: {first.reason}"
         raise EmptyDatasetError(str(source), reason)
     return TLDataset(
-        name=name, root=str(root.resolve()), format=fmt, images=unique_ids(images), skipped=list(skips.items)
+        name=name or root.resolve().name,
+        root=str(root.resolve()),
+        format=fmt,
+        images=unique_ids(images),
+        skipped=list(skips.items),
     )
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def output_names(dataset: TLDataset) -> dict[str, str]:
-    """A file name per image for a written dataset: the source file's name, or its id where names clash."""
+def output_names(dataset: TLDataset, folder: Callable[[TLImage], str | None] | None = None) -> dict[str, str]:
+    """A file name per image for a written dataset: the source file's name, or its id where names clash.
+
+    Args:
+        dataset: The dataset being written.
+        folder: The output folder an image goes to (its split by default); names are unique per folder.
+    """
+    where = folder or (lambda im: im.split)
     names: dict[str, str] = {}
     wanted: dict[tuple[str | None, str], int] = defaultdict(int)
     first: dict[str, str] = {}
     for im in dataset.images:
         suffix = PurePosixPath(im.path).suffix.lower() if im.path else ""
         suffix = suffix if suffix in IMAGE_SUFFIXES else ".png"
-        base = PurePosixPath(im.path).name if im.path else f"{_SAFE.sub('_', im.image_id)}{suffix}"
+        base = PurePosixPath(im.path).name if im.path else ""
         if PurePosixPath(base).suffix.lower() not in IMAGE_SUFFIXES:
             base = f"{_SAFE.sub('_', im.image_id)}{suffix}"
         first[im.image_id] = base
-        wanted[(im.split, base.lower())] += 1
+        wanted[(where(im), base.lower())] += 1
     used: set[tuple[str | None, str]] = set()
     for im in dataset.images:
         base = first[im.image_id]
-        if wanted[(im.split, base.lower())] > 1:
+        if wanted[(where(im), base.lower())] > 1:
             base = f"{_SAFE.sub('_', im.image_id)}{PurePosixPath(base).suffix}"
         stem, suffix, n = PurePosixPath(base).stem, PurePosixPath(base).suffix, 1
-        while (im.split, base.lower()) in used:
+        while (where(im), base.lower()) in used:
             n += 1
             base = f"{stem}~{n}{suffix}"
-        used.add((im.split, base.lower()))
+        used.add((where(im), base.lower()))
         names[im.image_id] = base
     return names
 
@@ -366,14 +376,19 @@ def write_image_file(
 
 
 def check_in_memory_ids(dataset: TLDataset, images: Mapping[str, np.ndarray] | None) -> None:
-    """Refuse in-memory images for ids the dataset does not have (a caller's slip, not silently dropped).
+    """Refuse to write a dataset whose ids repeat, or in-memory images for ids it does not have.
+
+    Both are a caller's slip that would otherwise overwrite or silently drop an image.
 
     Raises:
-        DatasetFormatError: Naming the unknown ids.
+        DatasetFormatError: Naming the ids.
     """
+    ids = [im.image_id for im in dataset.images]
+    if len(set(ids)) != len(ids):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        raise DatasetFormatError(dataset.name, f"image ids repeat: {', '.join(repeated[:5])}")
     if not images:
         return
-    known = {im.image_id for im in dataset.images}
-    unknown = sorted(set(images) - known)
+    unknown = sorted(set(images) - set(ids))
     if unknown:
         raise DatasetFormatError(dataset.name, f"in-memory images for unknown image ids: {', '.join(unknown[:5])}")

@@ -313,11 +313,15 @@ def write(
         ``out``.
     """
     check_in_memory_ids(dataset, images)
-    names = output_names(dataset)
     any_split = any(im.split for im in dataset.images)
+
+    def folder_of(im: TLImage) -> str:
+        return (im.split or "train") if any_split else ""
+
+    names = output_names(dataset, folder_of)
     present: list[str] = []
     for im in dataset.images:
-        folder = (im.split or "train") if any_split else ""
+        folder = folder_of(im)
         if folder and folder not in present:
             present.append(folder)
         img_path = out / "images" / folder / names[im.image_id]
