@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -48,6 +49,7 @@ __all__ = ["SPLIT_KEYS", "label_path", "read", "sniff", "write"]
 SPLIT_KEYS = ("train", "val", "test")
 _YAML_NAMES = ("data.yaml", "dataset.yaml", "data.yml", "dataset.yml")
 _CLASS_FILES = ("classes.txt", "obj.names", "classes.names")
+_NAMES_KEY = re.compile(r"^names\s*:", re.MULTILINE)
 
 
 def label_path(image: Path) -> Path:
@@ -68,7 +70,12 @@ def _data_yaml(path: Path) -> Path | None:
             return path / name
     for p in sorted([*path.glob("*.yaml"), *path.glob("*.yml")]):
         try:
-            if p.stat().st_size < 1_000_000 and isinstance(d := yaml.safe_load(p.read_text("utf-8")), dict):
+            if p.stat().st_size > 1_000_000:
+                continue
+            text = p.read_text("utf-8")
+            if not _NAMES_KEY.search(text):  # cheap: a Bosch label list has none, and is slow to parse
+                continue
+            if isinstance(d := yaml.safe_load(text), dict):
                 if "names" in d and any(k in d for k in SPLIT_KEYS):
                     return p
         except (OSError, yaml.YAMLError, UnicodeDecodeError):
@@ -97,7 +104,8 @@ def sniff(path: Path) -> bool:
     yml = _data_yaml(path)
     if yml is not None:
         try:
-            data = yaml.safe_load(yml.read_text("utf-8"))
+            text = yml.read_text("utf-8")
+            data = yaml.safe_load(text) if _NAMES_KEY.search(text) else None
         except (OSError, yaml.YAMLError, UnicodeDecodeError):
             return False
         return isinstance(data, dict) and "names" in data
