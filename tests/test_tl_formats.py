@@ -730,3 +730,24 @@ def test_image_checks_do_not_go_through_ultralytics_patched_pil_open(tmp_path: P
     ds = read_dataset(root)
     assert {im.image_id for im in ds.images} == {"frame_0001"}
     assert len(ds.skipped) == 2
+
+
+@pytest.mark.parametrize(
+    ("fmt", "rel", "edit"),
+    [
+        ("lisa", "Annotations/Annotations/dayTrain/dayClip1/frameAnnotationsBOX.csv", ("40;8;46", "40;8;x")),
+        ("bosch", "train.yaml", ("x_max: 15.75", "x_max: wide")),
+        ("yolo", "labels/train/000002.txt", ("1 0.765625", "1 0.7x")),
+    ],
+)
+def test_malformed_rows_of_an_unreadable_image_still_stop_the_read(
+    fmt: str, rel: str, edit: tuple[str, str], tmp_path: Path
+) -> None:
+    """A malformed annotation is reported whether or not its image can be read (the outcome does not hang on the pixels)."""
+    root = copy_fixture(fmt, tmp_path)
+    (root / ONE_IMAGE[fmt][0]).write_bytes(b"garbage")
+    text = (root / rel).read_text()
+    assert edit[0] in text
+    (root / rel).write_text(text.replace(edit[0], edit[1], 1))
+    with pytest.raises(DatasetFormatError, match=Path(rel).name):
+        read_dataset(root, fmt)

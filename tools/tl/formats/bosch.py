@@ -122,6 +122,33 @@ def _size(entry: dict[str, Any], where: str) -> tuple[int, int] | None:
     return w, h
 
 
+def _boxes(entry: dict[str, Any], file: Path, image_id: str, skips: Skips) -> list[TLBox]:
+    """An entry's boxes; malformed ones stop the read, unknown states and empty boxes are skipped."""
+    boxes_in = entry.get("boxes") or []
+    if not isinstance(boxes_in, list):
+        raise DatasetFormatError(f"{file}:{entry.get(_LINE, '?')}", f"boxes is {boxes_in!r}, not a list")
+    boxes: list[TLBox] = []
+    for i, b in enumerate(boxes_in):
+        at = f"{file}:{b.get(_LINE, '?') if isinstance(b, dict) else entry.get(_LINE, '?')}"
+        if not isinstance(b, dict):
+            raise DatasetFormatError(at, f"box {i} is {b!r}, not a mapping")
+        x1, x2, y1, y2 = (_coord(b, k, at) for k in ("x_min", "x_max", "y_min", "y_max"))
+        x1, x2 = min(x1, x2), max(x1, x2)  # Bosch's own reader swaps corners given the wrong way round
+        y1, y2 = min(y1, y2), max(y1, y2)
+        label = label_text(b.get("label"))
+        try:
+            state, arrow = state_from_label(label, where=at)
+        except UnknownStateError as exc:
+            skips.add(f"{image_id} box {i}", exc)
+            continue
+        if not (x2 > x1 and y2 > y1):
+            skips.add(f"{image_id} box {i}", f"{at}: empty box ({x1:g}, {y1:g}, {x2:g}, {y2:g})")
+            continue
+        occluded = bool(b.get("occluded", False))
+        boxes.append(TLBox(x1=x1, y1=y1, x2=x2, y2=y2, state=state, arrow=arrow, occluded=occluded, source_label=label))
+    return boxes
+
+
 def read(path: Path, *, check_images: bool = True) -> TLDataset:
     """Read a Bosch dataset folder (its YAML files) or one YAML file.
 
@@ -143,61 +170,28 @@ def read(path: Path, *, check_images: bool = True) -> TLDataset:
                 raise DatasetFormatError(f"{file}", f"entry {n} is {entry!r}, not a mapping with path and boxes")
             where = f"{file}:{entry.get(_LINE, '?')}"
             name = entry.get("path")
-            boxes_in = entry.get("boxes") or []
             if not isinstance(name, str) or not name.strip():
                 raise DatasetFormatError(where, "entry has no image path")
-            if not isinstance(boxes_in, list):
-                raise DatasetFormatError(where, f"boxes is {boxes_in!r}, not a list")
+            image_id = Path(name).stem
+            box_skips = Skips()
+            boxes = _boxes(entry, file, image_id, box_skips)
             annotated = _size(entry, where)
+            candidates = [file.parent / name, root / name]
             try:
                 found, w, h = locate_image(
-                    locator,
-                    name,
-                    [file.parent / name, root / name],
-                    check=check_images,
-                    annotated=annotated,
-                    default=FRAME_SIZE,
+                    locator, name, candidates, check=check_images, annotated=annotated, default=FRAME_SIZE
                 )
             except UnreadableImageError as exc:
                 skips.add(f"{where} {name}", exc)
                 continue
-            image_id = Path(name).stem
-            boxes: list[TLBox] = []
-            for i, b in enumerate(boxes_in):
-                at = f"{file}:{b.get(_LINE, '?') if isinstance(b, dict) else entry.get(_LINE, '?')}"
-                if not isinstance(b, dict):
-                    raise DatasetFormatError(at, f"box {i} is {b!r}, not a mapping")
-                x1, x2, y1, y2 = (_coord(b, k, at) for k in ("x_min", "x_max", "y_min", "y_max"))
-                x1, x2 = min(x1, x2), max(x1, x2)
-                y1, y2 = min(y1, y2), max(y1, y2)
-                label = label_text(b.get("label"))
-                try:
-                    state, arrow = state_from_label(label, where=at)
-                except UnknownStateError as exc:
-                    skips.add(f"{image_id} box {i}", exc)
-                    continue
-                if not (x2 > x1 and y2 > y1):
-                    skips.add(f"{image_id} box {i}", f"{at}: empty box ({x1:g}, {y1:g}, {x2:g}, {y2:g})")
-                    continue
-                box = TLBox(
-                    x1=x1,
-                    y1=y1,
-                    x2=x2,
-                    y2=y2,
-                    state=state,
-                    arrow=arrow,
-                    occluded=bool(b.get("occluded", False)),
-                    source_label=label,
-                )
-                if keep_box(box, image_id, i, w, h, skips):
-                    boxes.append(box)
+            skips.items.extend(box_skips.items)
             images.append(
                 TLImage(
                     image_id=image_id,
                     path=relative_to(found, root) if found is not None else name,
                     width=w,
                     height=h,
-                    boxes=boxes,
+                    boxes=[b for i, b in enumerate(boxes) if keep_box(b, image_id, i, w, h, skips)],
                     split=split,
                     attributes={"bosch_labels": file.name},
                 )

@@ -137,8 +137,8 @@ def read(path: Path, *, check_images: bool = True) -> TLDataset:
         raise DatasetFormatError(str(path), "no LISA annotation file (frameAnnotationsBOX.csv with LISA's header)")
     locator = ImageLocator(root)
     skips = Skips()
-    # (csv, Filename) -> [(line, row)], in file order
-    rows: dict[tuple[Path, str], list[tuple[int, list[str]]]] = defaultdict(list)
+    # (csv, Filename) -> [(line, tag, corners)], in file order; every row is checked before any image is read
+    rows: dict[tuple[Path, str], list[tuple[int, str, tuple[float, ...]]]] = defaultdict(list)
     for csv_path in files:
         with csv_path.open(encoding="utf-8-sig", newline="") as f:
             reader = csv.reader(f, delimiter=";")
@@ -154,7 +154,11 @@ def read(path: Path, *, check_images: bool = True) -> TLDataset:
                         f"{csv_path}:{line}",
                         f"{len(row)} field(s); a LISA row has at least the first six of the header",
                     )
-                rows[(csv_path, row[0].strip())].append((line, row))
+                at = f"{csv_path}:{line}"
+                if not row[0].strip():
+                    raise DatasetFormatError(at, "the Filename field is empty")
+                corners = tuple(_number(row[2 + i].strip(), at, HEADER[2 + i]) for i in range(4))
+                rows[(csv_path, row[0].strip())].append((line, row[1].strip(), corners))
 
     images: list[TLImage] = []
     seen: set[Path] = set()
@@ -182,10 +186,8 @@ def read(path: Path, *, check_images: bool = True) -> TLDataset:
             frame_dirs.setdefault(file.parent, csv_path)
         image_id = Path(filename).stem
         boxes: list[TLBox] = []
-        for index, (line, row) in enumerate(lines):
+        for index, (line, tag, (x1, y1, x2, y2)) in enumerate(lines):
             at = f"{csv_path}:{line}"
-            x1, y1, x2, y2 = (_number(row[2 + i].strip(), at, HEADER[2 + i]) for i in range(4))
-            tag = row[1].strip()
             try:
                 state, arrow = state_from_label(tag, where=at)
             except UnknownStateError as exc:

@@ -236,6 +236,12 @@ def _parse_line(text: str, where: str) -> tuple[int, float, float, float, float,
     return int(cls_f), nums[0], nums[1], nums[2], nums[3], (nums[4] if len(nums) == 5 else None)
 
 
+def _read_labels(lbl: Path) -> list[tuple[int, tuple[int, float, float, float, float, float | None]]]:
+    """A label file's boxes by line number (blank lines skipped)."""
+    lines = lbl.read_text("utf-8-sig").splitlines()
+    return [(n, _parse_line(text, f"{lbl}:{n}")) for n, text in enumerate(lines, start=1) if text.strip()]
+
+
 def read(path: Path, *, check_images: bool = True) -> TLDataset:
     """Read a YOLO dataset folder (or its data.yaml).
 
@@ -263,42 +269,39 @@ def read(path: Path, *, check_images: bool = True) -> TLDataset:
     images: list[TLImage] = []
     for img, split_set in splits.items():
         split = next(iter(split_set)) if len(split_set) == 1 else None
+        lbl = label_path(img)
+        lines = _read_labels(lbl) if lbl.is_file() else []  # malformed labels stop the read, image or not
         try:
             file, w, h = locate_image(locator, img.name, [img], check=check_images)
         except UnreadableImageError as exc:
             skips.add(img.name, exc)
             continue
         assert file is not None
-        lbl = label_path(file)
         boxes: list[TLBox] = []
-        if lbl.is_file():
-            for n, text in enumerate(lbl.read_text("utf-8").splitlines(), start=1):
-                if not text.strip():
-                    continue
-                at = f"{lbl}:{n}"
-                cls, cx, cy, bw, bh, score = _parse_line(text, at)
-                state = mapped.get(cls)
-                if state is None:
-                    skips.add(f"{file.stem} ({at})", UnknownStateError(f"class {cls}", f"{at}: not in the names"))
-                    continue
-                if isinstance(state, UnknownStateError):
-                    skips.add(f"{file.stem} ({at})", state)
-                    continue
-                if bw <= 0 or bh <= 0:
-                    skips.add(f"{file.stem} ({at})", f"empty box: width {bw:g}, height {bh:g}")
-                    continue
-                box = TLBox(
-                    x1=(cx - bw / 2) * w,
-                    y1=(cy - bh / 2) * h,
-                    x2=(cx + bw / 2) * w,
-                    y2=(cy + bh / 2) * h,
-                    state=state[0],
-                    arrow=state[1],
-                    source_label=names[cls],
-                    score=None if score is None else min(max(score, 0.0), 1.0),
-                )
-                if keep_box(box, file.stem, n - 1, w, h, skips):
-                    boxes.append(box)
+        for n, (cls, cx, cy, bw, bh, score) in lines:
+            at = f"{lbl}:{n}"
+            state = mapped.get(cls)
+            if state is None:
+                skips.add(f"{file.stem} ({at})", UnknownStateError(f"class {cls}", f"{at}: not in the names"))
+                continue
+            if isinstance(state, UnknownStateError):
+                skips.add(f"{file.stem} ({at})", state)
+                continue
+            if bw <= 0 or bh <= 0:
+                skips.add(f"{file.stem} ({at})", f"empty box: width {bw:g}, height {bh:g}")
+                continue
+            box = TLBox(
+                x1=(cx - bw / 2) * w,
+                y1=(cy - bh / 2) * h,
+                x2=(cx + bw / 2) * w,
+                y2=(cy + bh / 2) * h,
+                state=state[0],
+                arrow=state[1],
+                source_label=names[cls],
+                score=None if score is None else min(max(score, 0.0), 1.0),
+            )
+            if keep_box(box, file.stem, n - 1, w, h, skips):
+                boxes.append(box)
         images.append(
             TLImage(image_id=file.stem, path=relative_to(file, root), width=w, height=h, boxes=boxes, split=split)
         )
