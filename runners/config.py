@@ -23,7 +23,15 @@ from tools.errors import DrivemtError
 from tools.llm import LLMSettings, ModelConfig
 from tools.provenance import config_hash
 
-__all__ = ["AgentSettings", "ConfigError", "DrivemtConfig", "api_key_for", "load_config", "qdrant_api_key"]
+__all__ = [
+    "AgentSettings",
+    "BeamNGOptions",
+    "ConfigError",
+    "DrivemtConfig",
+    "api_key_for",
+    "load_config",
+    "qdrant_api_key",
+]
 
 
 class ConfigError(DrivemtError):
@@ -50,6 +58,12 @@ class AgentsSettings(BaseModel):
     m_agent: AgentSettings = Field(default_factory=AgentSettings)
     validator: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
     crash_extractor: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
+    sim_planner: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
+    sim_runner: AgentSettings = Field(
+        default_factory=lambda: AgentSettings(concurrency=1),
+        description="copies = simulator processes on this machine (each one warm MetaDrive engine).",
+    )
+    judge: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
 
 
 class ValidationSettings(BaseModel):
@@ -68,6 +82,15 @@ class EmbedderSettings(BaseModel):
     semantic_threshold: float = Field(
         default=0.5, ge=0.0, le=1.0, description="Least similarity for a nearest-label match."
     )
+
+
+class BeamNGOptions(BaseModel):
+    """Where BeamNG.tech is (without it, BeamNG runs only write scenario files and report an error)."""
+
+    home: Path | None = Field(default=None, description="BeamNG.tech install folder (BNG_HOME when unset).")
+    user: Path | None = Field(default=None, description="BeamNG user folder (BNG_USER when unset).")
+    host: str = Field(default="localhost", description="Host of a running BeamNG.tech.")
+    port: int = Field(default=25252, ge=1, le=65535, description="Its port.")
 
 
 class DrivemtConfig(BaseSettings):
@@ -91,6 +114,10 @@ class DrivemtConfig(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     bus: BusSettings = Field(default_factory=BusSettings)
     agents: AgentsSettings = Field(default_factory=AgentsSettings)
+    beamng: BeamNGOptions = Field(default_factory=BeamNGOptions)
+    artifacts_dir: Path | None = Field(
+        default=None, description="Run artefacts (reports, pictures, GIFs); <data_dir>/runs when unset."
+    )
     heartbeat_interval_s: float = Field(default=5.0, gt=0, description="Seconds between agent heartbeats.")
     shutdown_grace_s: float = Field(
         default=20.0, ge=0, description="Seconds in-flight work may take to finish on stop."
@@ -117,7 +144,19 @@ class DrivemtConfig(BaseSettings):
     @property
     def runs_dir(self) -> Path:
         """Run artefacts, one folder per batch."""
-        return self.data_dir / "runs"
+        return self.artifacts_dir or self.data_dir / "runs"
+
+    def simulator_options(self) -> dict[str, Any]:
+        """Options for BeamNG.tech runs, with BNG_HOME / BNG_USER from the environment filling the gaps."""
+        b = self.beamng
+        home = b.home or (Path(os.environ["BNG_HOME"]) if os.environ.get("BNG_HOME") else None)
+        user = b.user or (Path(os.environ["BNG_USER"]) if os.environ.get("BNG_USER") else None)
+        return {
+            "home": str(home) if home else None,
+            "user": str(user) if user else None,
+            "host": b.host,
+            "port": b.port,
+        }
 
     @property
     def hash(self) -> str:

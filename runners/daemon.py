@@ -105,13 +105,13 @@ class Daemon:
         self.pipeline.start_loading_models()
         await self.pipeline.start_memory()
         await register_services(self.bus, MRService(store=self.pipeline.store, ontology=self.pipeline.ontology))
-        for key, agent in self.pipeline.agents():
+        for key, make_agent in self.pipeline.agents(self.bus):
             settings = getattr(cfg.agents, key)
             if not settings.enabled:
                 continue
             for _ in range(settings.copies):
                 runner = AgentRunner(
-                    agent,
+                    make_agent(),
                     bus=self.bus,
                     concurrency=settings.concurrency,
                     consumer=settings.consumer,

@@ -6,15 +6,19 @@ is exactly what a daemon does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
 
 from agents.crash_extractor import CrashExtractorAgent
+from agents.judge import JudgeAgent
 from agents.m_agent import MAgent
 from agents.runtime import Agent
+from agents.sim_planner import SimPlannerAgent
+from agents.sim_runner import SimRunnerAgent
 from agents.validator import ValidatorAgent
+from bus import Bus
 from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings
 from memory.templates import TemplateStore
@@ -126,26 +130,35 @@ class RulePipeline:
         if callable(start):
             start()
 
-    def agents(self) -> list[tuple[str, Agent]]:
-        """``(settings key, agent)`` for every agent of the pipeline."""
+    def agents(self, bus: Bus) -> list[tuple[str, Callable[[], Agent]]]:
+        """``(settings key, factory)`` for every agent; the daemon calls the factory once per copy.
+
+        Agents without per-copy state share one instance; each SimRunner copy owns a simulator process.
+        """
         use_offline = self.config.llm.include_offline_parser or not self.llm_parsers
+        m_agent = MAgent(
+            ontology=self.ontology,
+            offline_parser=self.offline_parser if use_offline else None,
+            llm_parsers=self.llm_parsers,
+            provenance=self.provenance,
+        )
+        validator = ValidatorAgent(
+            validator=self.validator, store=self.store, ontology=self.ontology, provenance=self.provenance
+        )
+        extractor = CrashExtractorAgent(templates=self.templates, provenance=self.crash_provenance)
+        planner = SimPlannerAgent(runs_dir=self.config.runs_dir)
+        judge = JudgeAgent(bus=bus)
+        copies = iter(range(1, 1_000_000))
         return [
+            ("m_agent", lambda: m_agent),
+            ("validator", lambda: validator),
+            ("crash_extractor", lambda: extractor),
+            ("sim_planner", lambda: planner),
             (
-                "m_agent",
-                MAgent(
-                    ontology=self.ontology,
-                    offline_parser=self.offline_parser if use_offline else None,
-                    llm_parsers=self.llm_parsers,
-                    provenance=self.provenance,
-                ),
+                "sim_runner",
+                lambda: SimRunnerAgent(instance=f"sim{next(copies)}", options=self.config.simulator_options()),
             ),
-            (
-                "validator",
-                ValidatorAgent(
-                    validator=self.validator, store=self.store, ontology=self.ontology, provenance=self.provenance
-                ),
-            ),
-            ("crash_extractor", CrashExtractorAgent(templates=self.templates, provenance=self.crash_provenance)),
+            ("judge", lambda: judge),
         ]
 
     async def close(self) -> None:

@@ -22,7 +22,10 @@ async def daemon(config: DrivemtConfig, embedder: MiniLMEmbedder) -> AsyncIterat
 
 
 def report(case_id: str, summary: str) -> CrashSubmitted:
-    return CrashSubmitted(producer="test", payload=CrashSubmittedPayload(case_id=case_id, summary=summary))
+    """A crash report to extract only (simulation has tests of its own)."""
+    return CrashSubmitted(
+        producer="test", payload=CrashSubmittedPayload(case_id=case_id, summary=summary, simulate=None)
+    )
 
 
 async def test_reports_become_scenarios_and_bad_ones_errors(daemon: Daemon) -> None:

@@ -10,7 +10,17 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from runners.cli._common import console, err_console, fail
+from runners.cli._common import (
+    ConfigOpt,
+    DataDirOpt,
+    LogLevelOpt,
+    NatsUrlOpt,
+    console,
+    err_console,
+    fail,
+    make_config,
+    run_async,
+)
 from runners.cli.eval_cmds import eval_app
 from tools.errors import DrivemtError
 
@@ -27,6 +37,9 @@ CasesArg = Annotated[
 def register(app: typer.Typer) -> None:
     """Add the commands to the app."""
     app.add_typer(crash_app, name="crash")
+    from runners.cli.rules_cmds import submit_app
+
+    submit_app.command("crash")(submit_crash)
 
 
 def _extract_all(path: Path) -> list[tuple[str, Any, str | None]]:
@@ -125,3 +138,192 @@ def eval_crashes(
     for case in report.cases:
         if not case.overall:
             console.print(f"  {case.case_id}: " + "; ".join(case.differences), highlight=False)
+
+
+def _sim_options(policies: list[str], variants: int, duration: float, simulator: str, render: bool, seed: int) -> Any:
+    from pydantic import ValidationError
+
+    from bus import SimOptions
+
+    try:
+        return SimOptions(
+            simulator=simulator,  # type: ignore[arg-type]
+            policies=policies,  # type: ignore[arg-type]
+            variants=variants,
+            duration_s=duration,
+            render=render,
+            seed=seed,
+        )
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+        raise fail(f"bad simulation options: {problems}") from exc
+
+
+def _reports(path: Path) -> list[Any]:
+    from tools.crash_extract import find_cases, read_case
+
+    try:
+        return [read_case(folder) for folder in find_cases(path)]
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
+
+
+PolicyOpt = Annotated[
+    list[str],
+    typer.Option("--ego-policy", "-p", help="Ego policy: idm or ppo (repeat for both; each is run in turn)."),
+]
+VariantsOpt = Annotated[int, typer.Option("--variants", "-k", help="Seeded variants per ego and policy (SAFE's K).")]
+DurationOpt = Annotated[float, typer.Option("--duration", help="Simulated seconds per run.")]
+SimulatorOpt = Annotated[
+    str, typer.Option("--simulator", help="metadrive (built in) or beamng (needs BeamNG.tech; else writes files).")
+]
+RenderOpt = Annotated[bool, typer.Option("--render/--no-render", help="Draw a PNG and a GIF of every run.")]
+
+
+@crash_app.command("run")
+def crash_run(
+    input_: CasesArg,
+    ego_policy: PolicyOpt = ["idm"],  # noqa: B006 - typer reads list defaults as given
+    variants: VariantsOpt = 5,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", help="Simulator processes sharing the run queue (default: CPU cores).")
+    ] = 0,
+    duration: DurationOpt = 20.0,
+    simulator: SimulatorOpt = "metadrive",
+    render: RenderOpt = True,
+    seed: Annotated[int, typer.Option(help="Seed of variant 0 (variant k uses seed + k).")] = 0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the whole batch.")] = 3600.0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the batch totals as one JSON object.")] = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Extract, simulate and judge crash reports: every vehicle in turn as the ego, K seeded variants each.
+
+    Runs on a private embedded bus with --workers simulator processes; records, top-down PNGs, GIFs and
+    an HTML report go to <data dir>/runs/<batch>/. A crash is reproduced when, in some run, the first
+    collision is between the vehicles the report says collided, with the ego under its policy.
+    """
+    import os
+
+    cfg = make_config(config=config, data_dir=data_dir, log_level=log_level)
+    options = _sim_options(ego_policy, variants, duration, simulator, render, seed)
+    reports = _reports(input_)
+    n_workers = workers if workers > 0 else max(1, min(os.cpu_count() or 1, 8))
+
+    async def main() -> Any:
+        from runners.cli.rules_cmds import progress_bar
+        from runners.crash_client import run_crashes_in_process
+
+        with progress_bar(f"{len(reports)} case(s), runs") as update:
+            return await run_crashes_in_process(
+                cfg,
+                reports,
+                simulate=options,
+                workers=n_workers,
+                timeout=timeout,
+                on_progress=lambda done, total, _msg: update(done, total),
+                source=str(input_),
+            )
+
+    batch = run_async(main)
+    _finish_batch(cfg.runs_dir / batch.correlation_id, batch, json_out=json_out, timeout=timeout)
+
+
+def _finish_batch(batch_dir: Path, batch: Any, *, json_out: bool, timeout: float) -> None:
+    from tools.crash_report import _totals, load_batch, write_batch_report
+
+    report = write_batch_report(batch_dir) if (batch_dir / "crashes").is_dir() else None
+    cases = {c.case_id: c for c in load_batch(batch_dir)} if report else {}
+    totals = _totals(list(cases.values()))
+    totals["seconds"] = round(batch.seconds, 2)
+    totals["extraction_errors"] = len(batch.errors)
+    if json_out:
+        print(json.dumps({**totals, "report": str(report) if report else None, "batch": batch.correlation_id}))
+    else:
+        table = Table(title=f"batch {batch.correlation_id}", title_justify="left")
+        for col in ("case", "road", "runs", "crash reproduced", "by", "violations", "note"):
+            table.add_column(col, overflow="fold")
+        for case_id in batch.case_ids:
+            if case_id in batch.errors:
+                table.add_row(case_id, "", "", "", "", "", f"[red]{batch.errors[case_id].payload.reason}[/]")
+                continue
+            v = batch.verdicts.get(case_id)
+            sc = batch.scenarios.get(case_id)
+            road = sc.payload.scenario.road_network.road_type if sc else ""
+            if v is None:
+                table.add_row(case_id, road, "", "", "", "", "[yellow]no verdict in time[/]")
+                continue
+            p = v.payload
+            table.add_row(
+                case_id,
+                road,
+                str(p.runs),
+                "[green]yes[/]" if p.reproduced else "no",
+                ", ".join(sorted({r.rsplit("-v", 1)[0] for r in p.reproduced_by}))[:40],
+                str(p.violations),
+                "; ".join(p.errors)[:80],
+            )
+        console.print(table)
+        n = len(batch.case_ids)
+        console.print(
+            f"{totals['reproduced']} of {n} reported crashes reproduced; {totals['violations']} violations in "
+            f"{totals['runs']} runs; {totals['seconds_per_run']:.2f} s per run "
+            f"(+{totals['render_seconds_per_run']:.2f} s drawing); batch {batch.seconds:.0f} s"
+        )
+        if report:
+            console.print(f"report: [bold]{report}[/]")
+    if not batch.complete:
+        missing = [c for c in batch.case_ids if c not in batch.verdicts and c not in batch.errors]
+        raise fail(f"{len(missing)} case(s) without a verdict after {timeout:.0f} s: {', '.join(missing)}")
+
+
+def submit_crash(
+    input_: CasesArg,
+    ego_policy: PolicyOpt = ["idm"],  # noqa: B006 - typer reads list defaults as given
+    variants: VariantsOpt = 5,
+    duration: DurationOpt = 20.0,
+    simulator: SimulatorOpt = "metadrive",
+    render: RenderOpt = True,
+    extract_only: Annotated[
+        bool, typer.Option("--extract-only", help="Extract the scenario, do not simulate.")
+    ] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for every verdict and print the batch.")] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 3600.0,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    nats_url: NatsUrlOpt = None,
+) -> None:
+    """Publish crash reports into a running daemon; it extracts, simulates, judges and reports them."""
+    cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
+    options = None if extract_only else _sim_options(ego_policy, variants, duration, simulator, render, 0)
+    reports = _reports(input_)
+
+    async def main() -> Any:
+        from bus import Bus, Subjects
+        from runners.cli.rules_cmds import progress_bar
+        from runners.client import find_bus_url
+        from runners.crash_client import make_crash_submissions, submit_crashes
+
+        async with Bus(
+            url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus
+        ) as bus:
+            if not wait:
+                correlation, events = make_crash_submissions(reports, simulate=options, source=str(input_))
+                await bus.publish_many(events)
+                return correlation
+            with progress_bar("runs") as update:
+                return await submit_crashes(
+                    bus,
+                    reports,
+                    simulate=options,
+                    timeout=timeout,
+                    on_progress=lambda done, total, _msg: update(done, total),
+                    source=str(input_),
+                )
+
+    result = run_async(main)
+    if not wait:
+        console.print(f"submitted {len(reports)} crash report(s); batch [bold]{result}[/]")
+        return
+    _finish_batch(cfg.runs_dir / result.correlation_id, result, json_out=False, timeout=timeout)
