@@ -429,7 +429,8 @@ def schedule_routes(
         routes: Each actor's route.
         pairs: The collisions the report names, first impact first.
         meet_time: When the first pair meets (seconds after the start), before jitter.
-        jitter: Seeded spread of that time, and (a quarter of it) of each actor's own arrival.
+        jitter: Seeded spread of that time, and (a tenth of it, a metre or so) of each actor's own arrival,
+            which varies where on each other the vehicles hit without turning the crash into a near miss.
         hold: How long a vehicle that stops and goes on waits.
         rng: The variant's random generator.
         notes: Where approximations are recorded.
@@ -438,7 +439,7 @@ def schedule_routes(
     out: dict[str, Schedule] = {}
 
     def own() -> float:
-        return rng.uniform(-jitter / 4, jitter / 4)
+        return rng.uniform(-jitter / 10, jitter / 10)
 
     def centre_index(route: Route) -> int:
         if route.stop_only and route.stop_index is not None:
