@@ -14,7 +14,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from bus.errors import EventValidationError, UnknownEventTypeError
 from bus.subjects import Subjects
@@ -26,6 +26,7 @@ from tools.simulation import EgoPolicy, RunRecord, RunSpec, SimSettings
 from tools.validation import CheckResult
 
 __all__ = [
+    "TL_TRANSFORM_CODES",
     "AgentHeartbeat",
     "AnyEvent",
     "CrashSubmitted",
@@ -44,6 +45,9 @@ __all__ = [
     "SimCompleted",
     "SimOptions",
     "SimRequested",
+    "TLAugmented",
+    "TLDatasetSubmitted",
+    "TLVerdict",
     "ViolationFound",
     "decode_event",
     "derived_id",
@@ -446,6 +450,118 @@ class CrashVerdict(Event):
         return f"case {p.case_id}: crash {repro} ({len(p.reproduced_by)}/{p.runs} runs), {p.violations} violation(s)"
 
 
+# -- traffic lights (TIGAUG) ----------------------------------------------------------------------
+TL_TRANSFORM_CODES = ("RN", "SW", "FG", "LF", "OE", "UE", "MB", "CC", "MP", "AD", "RT", "SC")
+
+
+class TLDatasetPayload(BaseModel):
+    """A labelled traffic-light dataset to augment (and, with detectors, to test)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str = Field(min_length=1, description="Dataset folder or annotation file (LISA, Bosch, YOLO, COCO).")
+    format: str | None = Field(default=None, description="lisa, bosch, yolo or coco; detected when null.")
+    transforms: list[str] = Field(
+        default_factory=lambda: list(TL_TRANSFORM_CODES), min_length=1, description="TIGAUG transformation codes."
+    )
+    fraction: float = Field(default=1.0, gt=0, le=1, description="Share of the images to augment (seeded sample).")
+    seed: int = 0
+    out_dir: str | None = Field(default=None, description="Where the augmented dataset goes; the run folder if null.")
+    detectors: list[str] = Field(
+        default_factory=list, description="Detectors to test on it, as KIND:PATH (yolo:, frcnn:, ssdlite:)."
+    )
+    threshold: float | None = Field(default=None, ge=0, le=1, description="Consistency below which an image violates.")
+    name: str | None = Field(default=None, description="A name for reports.")
+
+    @field_validator("transforms")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        codes = [v.strip().upper() for v in value]
+        unknown = [c for c in codes if c not in TL_TRANSFORM_CODES]
+        if unknown:
+            raise ValueError(f"unknown transformation(s) {unknown}; use {', '.join(TL_TRANSFORM_CODES)}")
+        return list(dict.fromkeys(codes))
+
+
+@registry.register
+class TLDatasetSubmitted(Event):
+    """A traffic-light dataset to augment with TIGAUG's transformations."""
+
+    type: Literal["tl.datasets.submitted"] = "tl.datasets.submitted"
+    payload: TLDatasetPayload
+    subject_name: ClassVar[str] = "tl_datasets_submitted"
+
+    def describe(self) -> str:
+        p = self.payload
+        det = f", testing {len(p.detectors)} detector(s)" if p.detectors else ""
+        return f"traffic-light dataset {p.dataset} submitted: {','.join(p.transforms)} on {p.fraction:.0%}{det}"[:500]
+
+
+class TLAugmentedPayload(BaseModel):
+    """An augmented dataset, with the pairs the Judge compares."""
+
+    request: TLDatasetPayload
+    format: str = Field(description="The format the input was read in.")
+    out_dir: str = Field(description="Root of the augmented dataset.")
+    manifest: str = Field(description="JSON file listing every (original, augmented) pair with its transform.")
+    images_in: int
+    pairs: int = Field(description="Augmented images written.")
+    per_transform: dict[str, int] = Field(default_factory=dict)
+    skipped: list[dict[str, str]] = Field(default_factory=list, description="Items left out, with the reason.")
+    seconds: float
+    images_per_second: float
+
+
+@registry.register
+class TLAugmented(Event):
+    """A traffic-light dataset was augmented."""
+
+    type: Literal["tl.augmented"] = "tl.augmented"
+    payload: TLAugmentedPayload
+    subject_name: ClassVar[str] = "tl_augmented"
+
+    def describe(self) -> str:
+        p = self.payload
+        skipped = f", {len(p.skipped)} skipped" if p.skipped else ""
+        return (
+            f"{p.pairs} augmented images from {p.images_in} in {p.seconds:.1f} s "
+            f"({p.images_per_second:.1f}/s){skipped} -> {p.out_dir}"
+        )[:500]
+
+
+class TLVerdictPayload(BaseModel):
+    """Detectors tested on an augmented dataset."""
+
+    dataset: str
+    detectors: list[str]
+    threshold: float
+    images: int = Field(description="Original images compared.")
+    pairs: int = Field(description="(original, augmented) pairs compared per detector.")
+    violations: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="detector -> transform -> images violating the relation."
+    )
+    map_original: dict[str, float] = Field(default_factory=dict, description="detector -> mAP@[.5:.95] on originals.")
+    map_augmented: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="detector -> transform -> mAP@[.5:.95] against ground truth."
+    )
+    report: str | None = None
+    seconds: float = 0.0
+
+
+@registry.register
+class TLVerdict(Event):
+    """Detectors were run on original and augmented images and their relations checked."""
+
+    type: Literal["tl.verdict"] = "tl.verdict"
+    payload: TLVerdictPayload
+    subject_name: ClassVar[str] = "tl_verdict"
+
+    def describe(self) -> str:
+        p = self.payload
+        total = sum(sum(v.values()) for v in p.violations.values())
+        return f"{p.dataset}: {total} violation(s) in {p.pairs} pair(s) x {len(p.detectors)} detector(s)"[:500]
+
+
 # -- operations ----------------------------------------------------------------------------------
 class ErrorPayload(BaseModel):
     """Bad input or a failure, reported where people and tools can see it."""
@@ -577,6 +693,9 @@ AnyEvent = Annotated[
         SimCompleted,
         ViolationFound,
         CrashVerdict,
+        TLDatasetSubmitted,
+        TLAugmented,
+        TLVerdict,
         ErrorReported,
         DeadLettered,
         AgentHeartbeat,

@@ -113,6 +113,16 @@ class Subjects:
         return self._s("violations", "found")
 
     @property
+    def tl_augmented(self) -> str:
+        """Augmented traffic-light datasets."""
+        return self._s("tl", "augmented")
+
+    @property
+    def tl_verdict(self) -> str:
+        """Detectors tested on an augmented traffic-light dataset."""
+        return self._s("tl", "verdict")
+
+    @property
     def mrs_candidates(self) -> str:
         """MR candidates from every configured rule parser, one event per rule."""
         return self._s("mrs", "candidates")
@@ -208,6 +218,8 @@ class Subjects:
             self.sim_completed,
             self.crashes_verdict,
             self.violations_found,
+            self.tl_augmented,
+            self.tl_verdict,
             self.all_errors,
             self.progress,
         ]

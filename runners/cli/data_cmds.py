@@ -94,18 +94,13 @@ def events_schema(
     from bus import event_json_schemas
     from bus.subjects import Subjects
 
+    from bus import registry
+
     s = Subjects()
+    subjects = {t: str(getattr(s, m.subject_name)) for t, m in sorted(registry.models.items()) if m.subject_name}
+    subjects |= {"error": s.all_errors, "deadletter": s.all_deadletters, "agent.heartbeat": s.all_heartbeats}
     doc = {
-        "subjects": {
-            "rules.submitted": s.rules_submitted,
-            "mrs.candidates": s.mrs_candidates,
-            "mrs.accepted": s.mrs_accepted,
-            "mrs.rejected": s.mrs_rejected,
-            "error": s.all_errors,
-            "deadletter": s.all_deadletters,
-            "agent.heartbeat": s.all_heartbeats,
-            "progress": s.progress,
-        },
+        "subjects": subjects,
         "events": event_json_schemas(),
     }
     text = json.dumps(doc, indent=2)

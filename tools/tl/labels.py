@@ -19,6 +19,7 @@ from tools.tl.errors import BoxOutsideImageError, UnreadableImageError
 
 __all__ = [
     "TL_STATES",
+    "Arrow",
     "Orientation",
     "SkippedItem",
     "TLBox",
