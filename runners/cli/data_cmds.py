@@ -91,10 +91,8 @@ def events_schema(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
 ) -> None:
     """JSON Schema of every event, for tools that inject events."""
-    from bus import event_json_schemas
+    from bus import event_json_schemas, registry
     from bus.subjects import Subjects
-
-    from bus import registry
 
     s = Subjects()
     subjects = {t: str(getattr(s, m.subject_name)) for t, m in sorted(registry.models.items()) if m.subject_name}
