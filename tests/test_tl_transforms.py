@@ -257,6 +257,31 @@ def test_cc_red_top_becomes_green_bottom() -> None:
     assert row < 0.34 and (hue < 12 or hue > 160)
 
 
+def test_cc_arrows() -> None:
+    """A horizontal left-arrow red light becomes a right-arrow green one; a vertical straight arrow is skipped."""
+    img, labels = scene(17, 320, 200, [(40, 40, 10, False, "red"), (200, 40, 10, True, "red")])
+    boxes = [
+        labels.boxes[0].model_copy(update={"arrow": "left"}),
+        labels.boxes[1].model_copy(update={"arrow": "straight"}),
+    ]
+    res = apply_transform("CC", img, labels.model_copy(update={"boxes": boxes}), seed=0)
+    assert (res.labels.boxes[0].state, res.labels.boxes[0].arrow) == ("green", "right")
+    assert (res.labels.boxes[1].state, res.labels.boxes[1].arrow) == ("red", "straight")
+    assert res.changed == [0] and any(n.startswith("light 1: skipped") for n in res.notes)
+
+
+def test_lights_that_cannot_be_transformed_are_skipped_with_a_note() -> None:
+    """Too small lights, and moves with no room on either side, leave the box as it was and say why."""
+    img, labels = scene(18, 240, 160, [(100, 20, 3, True, "red"), (10, 80, 50, False, "green")])
+    assert labels.boxes[1].width > 120  # wider than the room left of it and right of it
+    for code in ("MP", "RT", "AD"):
+        res = apply_transform(code, img, labels, seed=0)
+        assert any(n == "light 0: skipped, smaller than 4 px" for n in res.notes), code
+        assert res.labels.boxes[0] == labels.boxes[0]
+    mp = apply_transform("MP", img, labels, seed=0)
+    assert mp.changed == [] and any(n.startswith("light 1: not moved, no room") for n in mp.notes)
+
+
 @PROPS
 @given(data=scenes(min_short=8), seed=st.integers(0, 1000))
 def test_mp_box_lands_on_the_moved_light(data: tuple[np.ndarray, TLImage], seed: int) -> None:

@@ -34,7 +34,7 @@ class LensFlareParams(TransformParams):
 
     source_x: tuple[float, float] = Field(default=(0.1, 0.9), description="Source x, as a fraction of the width.")
     source_y: tuple[float, float] = Field(default=(0.05, 0.4), description="Source y, as a fraction of the height.")
-    sun_radius: tuple[float, float] = Field(default=(0.03, 0.06), description="Core radius, fraction of the diagonal.")
+    sun_radius: tuple[float, float] = Field(default=(0.025, 0.05), description="Core radius, fraction of the diagonal.")
     sun_intensity: tuple[float, float] = Field(default=(0.7, 1.0), description="Core brightness (1 = +255).")
     halo_intensity: tuple[float, float] = Field(default=(0.25, 0.45), description="Wide halo brightness.")
     ghosts: tuple[int, int] = Field(default=(4, 8), description="Number of ghost discs/rings on the flare line.")

@@ -21,9 +21,21 @@ a light ``(x1, y1, x2, y2)`` of width ``w``, height ``h`` and centre ``(cx, cy)`
   ``x' = s * x + (1 - s) * W / 2``, ``y' = s * y + (1 - s) * H / 2`` (exactly, ``x' = sx * x + ox`` with
   the integer sizes actually used, recorded as a :class:`~tools.tl.transform_base.BoxAffine`).
 
+Pasting (MP, AD, RT). The light is cut with a margin of at least
+:data:`~tools.tl.blending.POISSON_MARGIN` pixels (``margin`` x its short side) and pasted with
+``cv2.seamlessClone``. Poisson blending shifts the whole patch towards the levels of its new
+surroundings, which over a horizon or a tree darkens part of a housing; by default
+(``keep_light_pixels``) the light's own pixels inside its box are then put back, so the blend acts on the
+margin and the light looks as it did (``keep_light_pixels=False`` gives plain seamlessClone). Integer
+offsets keep the pixels exact; for RT with an odd ``w - h`` the turned pixels sit half a pixel up-left
+of the exact box, whose corners they start at ``floor``. Copies go to the free place (no overlap, a
+margin's gap) whose surroundings look most like the source's, among candidates near the source.
+
 We could not retrieve the paper's equations verbatim here; the formulas above are the geometry of
-each operation as TIGAUG describes it, and the label follows the pixels exactly (tests check both).
-Lights smaller than ``min_size`` or too near the border for the operation are skipped with a note.
+each operation as TIGAUG describes it, and the label follows the pixels (tests check both). Lights
+smaller than ``min_size``, overlapping another light, or whose moved/turned box would leave the image or
+cover another light are skipped with a note; lights at the image edge are handled (the missing margin
+takes the destination's pixels).
 """
 
 from __future__ import annotations
