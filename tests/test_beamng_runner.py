@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from runners.beamng import (
     BeamNGConfigError,
@@ -26,11 +28,12 @@ from runners.beamng import (
     BeamNGUnavailableError,
     ScenePlan,
     beamng_settings_from_env,
+    plan_scene,
 )
 from runners.beamng.collisions import CollisionMonitor, VehicleSample
 from runners.simulation import RunSpec, SimSettings, Simulator
 from tools.errors import BadInputError, DrivemtError
-from tools.scenario import Scenario
+from tools.scenario import ACTIONS, BODY_TYPES, DIRECTIONS, ROAD_TYPES, Scenario
 
 W = 3.5  # lane width used by the scenarios below
 
@@ -396,3 +399,48 @@ def test_collision_monitor_names_both_vehicles() -> None:
     (wall,) = poll(0.4, V1=(0, 0, 900), V2=(4, 0, 900), V3=(100, 0, 30))
     assert (wall.a, wall.b) == ("V3", "object")
     assert [c.pair() for c in mon.collisions] == [frozenset({"V1", "V2"}), frozenset({"V3", "object"})]
+
+
+@st.composite
+def _random_scenario(draw: st.DrawFn) -> Scenario:
+    road_type = draw(st.sampled_from(ROAD_TYPES))
+    lanes, ways = draw(st.integers(1, 6)), draw(st.sampled_from([1, 2]))
+    road: dict[str, Any] = {"road_type": road_type, "lanes": lanes, "ways": ways}
+    if road_type in ("T-intersection", "Merge"):
+        road.update(branch_lanes=draw(st.integers(1, 3)), branch_ways=draw(st.sampled_from([1, 2])))
+        road["stem_direction"] = draw(st.sampled_from([None, "N", "S", "E", "W"]))
+    else:
+        road["centre_turn_lane"] = draw(st.booleans())
+    n = draw(st.integers(1, 4))
+    actors = [
+        {
+            "id": f"V{i + 1}",
+            "body_type": draw(st.sampled_from(BODY_TYPES)),
+            "initial_position": draw(st.sampled_from(DIRECTIONS)),
+            "lane": draw(st.integers(1, 4)),
+            "actions": draw(st.lists(st.sampled_from(ACTIONS), min_size=1, max_size=2, unique=True)),
+            "speed_limit_mph": draw(st.sampled_from([15, 30, 45, 70])),
+        }
+        for i in range(n)
+    ]
+    ids = [a["id"] for a in actors]
+    pairs = (
+        draw(st.lists(st.lists(st.sampled_from(ids), min_size=2, max_size=2, unique=True), max_size=2)) if n > 1 else []
+    )
+    return Scenario.from_data({"case_id": "H", "road_network": road, "actors": actors, "collisions": pairs})
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=_random_scenario(), seed=st.integers(0, 1000))
+def test_any_valid_scenario_plans(scenario: Scenario, seed: int) -> None:
+    """Every valid DSL scenario plans: one vehicle per actor, times that never run backwards, lane-mates apart at the start."""
+    plan = plan_scene(scenario, RunSpec(case_id="H", ego_id="V1", seed=seed), BeamNGSettings(), duration_s=20)
+    assert [a.id for a in plan.actors] == [a.id for a in scenario.actors]
+    for actor in plan.actors:
+        assert len(actor.script) >= 2 and actor.script[0].t == 0
+        assert all(b.t >= a.t for a, b in itertools.pairwise(actor.script))
+        assert (actor.script[0].x, actor.script[0].y) == actor.position[:2]
+    for i, a in enumerate(plan.actors):
+        for b in plan.actors[i + 1 :]:
+            if (a.entry, a.lane) == (b.entry, b.lane):
+                assert math.dist(a.position[:2], b.position[:2]) > 5, (a.id, b.id)

@@ -38,6 +38,7 @@ from tools.scenario import Actor, Scenario
 __all__ = [
     "ACCEL_MPS2",
     "DECEL_MPS2",
+    "HEADWAY_S",
     "Intent",
     "Route",
     "Schedule",
@@ -53,6 +54,10 @@ DECEL_MPS2 = 3.5
 MPH = 0.44704
 STOP_LEAD_S = 2.0
 """A vehicle that stops for good is there this long before the one that runs into it."""
+HEADWAY_S = 1.5
+"""Least time between two vehicles of one approach lane that are not meant to hit each other."""
+SPAWN_GAP_M = 9.0
+"""Least distance between the spawn points of two vehicles in one lane (a car length and a gap)."""
 SECONDARY_GAP_S = 1.5
 """A later impact of a vehicle already in an earlier one comes this long after it reached that point."""
 LANE_CHANGE_M = (45.0, 10.0)
@@ -92,6 +97,10 @@ class Route:
     stop_index: int | None
     stop_only: bool
     exit_lane: int
+    entry_index: int
+    """Where the route leaves its approach lane (the stop line, or the centre of a road without a junction)."""
+    lane_key: str
+    """The approach lane (``<entry arm>:<lane>``): vehicles sharing one must keep a headway."""
     cum: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -295,8 +304,9 @@ def build_route(
         centre = [point_at(road_in.centreline, road_in.cum, arm_in.s_centre + sign * u) for u in us]
         points = offset_polyline(centre, offsets)
         caps = [intent.cruise] * len(points)
+        entry_index = min(range(len(us)), key=lambda i: abs(us[i] + box))
         if intent.stop:
-            stop_index = min(range(len(us)), key=lambda i: abs(us[i] + box))
+            stop_index = entry_index
         exit_lane = lane
     else:
         j_in = arm_in.boundary
@@ -328,11 +338,12 @@ def build_route(
         if turn > math.radians(20):
             # Slow down for the turn before it begins, not only inside it.
             caps[len(pts_in) - 1] = link_cap
+        entry_index = len(pts_in) - 1
         if intent.stop:
-            stop_index = len(pts_in) - 1
+            stop_index = entry_index
     if intent.stop_only and stop_index is not None:
         points, caps = points[: stop_index + 1], caps[: stop_index + 1]
-    return Route(aid, points, caps, stop_index, intent.stop_only, exit_lane)
+    return Route(aid, points, caps, stop_index, intent.stop_only, exit_lane, entry_index, f"{intent.entry}:{lane}")
 
 
 def profile(route: Route, start: int, *, end: int | None = None, hold: float = 0.0) -> tuple[list[float], list[float]]:
@@ -408,6 +419,18 @@ def _converge(a: list[Point], b: list[Point], *, near: float = 1.0, far: float =
     return None
 
 
+def _index_at(cum: list[float], s: float) -> int:
+    """Index of the route point nearest arc length ``s``."""
+    return min(range(len(cum)), key=lambda i: abs(cum[i] - s))
+
+
+def _solve_from(route: Route, start: int, target: int, target_time: float, hold: float) -> Schedule:
+    """A schedule that starts at ``start`` and waits there as long as it must to reach ``target`` on time."""
+    speeds, times = profile(route, start, hold=hold)
+    delay = max(0.0, target_time - times[min(target - start, len(times) - 1)])
+    return Schedule(start, delay, [t + delay for t in times], speeds, target, target_time)
+
+
 def _time_at(sched: Schedule, index: int) -> float:
     i = min(max(index - sched.start, 0), len(sched.times) - 1)
     return sched.times[i]
@@ -425,6 +448,9 @@ def schedule_routes(
 ) -> dict[str, Schedule]:
     """Spawn points and timing that make each reported pair meet (first impact first).
 
+    Vehicles that share an approach lane and are not reported to hit each other pass its end at least
+    :data:`HEADWAY_S` apart, the later one spawned behind the earlier one.
+
     Args:
         routes: Each actor's route.
         pairs: The collisions the report names, first impact first.
@@ -437,6 +463,7 @@ def schedule_routes(
     """
     common = meet_time + rng.uniform(-jitter, jitter)
     out: dict[str, Schedule] = {}
+    partners = {frozenset(p) for p in pairs}
 
     def own() -> float:
         return rng.uniform(-jitter / 10, jitter / 10)
@@ -446,14 +473,55 @@ def schedule_routes(
             return route.stop_index
         return nearest_index(route.points, (0.0, 0.0))
 
+    def place(aid: str, index: int, when: float) -> None:
+        """Solve an actor's start, then push it back behind lane-mates it is not meant to hit."""
+        route = routes[aid]
+        sched = _solve(route, index, when, hold)
+        for _ in range(60):
+            push = 0.0
+            for other, osched in out.items():
+                if routes[other].lane_key != route.lane_key or frozenset((aid, other)) in partners:
+                    continue
+                oroute = routes[other]
+                mark = oroute.points[oroute.entry_index]
+                mine = _time_at(sched, nearest_index(route.points, mark))
+                theirs = _time_at(osched, oroute.entry_index)
+                if abs(mine - theirs) < HEADWAY_S:
+                    push = max(push, theirs + HEADWAY_S - mine)
+                if math.dist(route.points[sched.start], oroute.points[osched.start]) < SPAWN_GAP_M:
+                    push = max(push, 0.3)
+            if push <= 0:
+                break
+            when += push
+            sched = _solve(route, index, when, hold)
+        out[aid] = sched
+
+    def order(a: str, b: str) -> None:
+        """Partners in one lane: the one that gets to the meeting first must start ahead of the other."""
+        ra, rb = routes[a], routes[b]
+        if ra.lane_key != rb.lane_key:
+            return
+        sa, sb = out[a], out[b]
+        lead, follow = (a, b) if _time_at(sa, sa.target) <= _time_at(sb, sb.target) else (b, a)
+        rl, sl, rf, sf = routes[lead], out[lead], routes[follow], out[follow]
+        d_lead = rl.cum[sl.target] - rl.cum[sl.start]
+        d_follow = rf.cum[sf.target] - rf.cum[sf.start]
+        if d_lead + SPAWN_GAP_M <= d_follow:
+            return
+        want = rl.cum[sl.target] - max(d_follow - SPAWN_GAP_M, 1.0)
+        start = min(max(0, _index_at(rl.cum, want)), sl.target - 1)
+        out[lead] = _solve_from(rl, start, sl.target, sl.target_time, hold)
+
     for n, (a, b) in enumerate(pairs):
         if a in out and b in out:
             continue
         ra, rb = routes[a], routes[b]
         lead_a = lead_b = 0.0
-        crossing = first_crossing(ra.points, rb.points)
+        one_lane = ra.lane_key == rb.lane_key
+        # Two vehicles from one approach lane meet one behind the other, never where their paths part.
+        crossing = None if one_lane else first_crossing(ra.points, rb.points)
         met: tuple[int, int] | None = None
-        if crossing is None:
+        if crossing is None and not one_lane:
             met = _converge(ra.points, rb.points)
             if met is None:
                 back = _converge(rb.points, ra.points)
@@ -470,24 +538,29 @@ def schedule_routes(
             ia, ib = (idx_o, idx_s) if stopper == b else (idx_s, idx_o)
             lead_a, lead_b = (0.0, STOP_LEAD_S) if stopper == b else (STOP_LEAD_S, 0.0)
         else:
-            ia, ib = centre_index(ra), centre_index(rb)
+            if one_lane:
+                ib = rb.entry_index
+                ia = nearest_index(ra.points, rb.points[ib])
+            else:
+                ia, ib = centre_index(ra), centre_index(rb)
             ha, hb = heading_of(ra.points, ia), heading_of(rb.points, ib)
-            if abs(math.remainder(ha - hb, 2 * math.pi)) < math.radians(30) and b not in out:
+            same_way = abs(math.remainder(ha - hb, 2 * math.pi)) < math.radians(30)
+            if (same_way or one_lane) and b not in out:
                 # One behind the other in a lane: the leader (the second named) goes at half speed.
                 rb.caps = [c * 0.5 for c in rb.caps]
                 notes.append(f"{b} drives ahead of {a} at half its speed, so {a} catches up at the meeting point")
         gap = SECONDARY_GAP_S if n else 0.0
         if a not in out and b not in out:
-            out[a] = _solve(ra, ia, common + gap - lead_a + own(), hold)
-            out[b] = _solve(rb, ib, common + gap - lead_b + own(), hold)
+            place(a, ia, common + gap - lead_a + own())
+            place(b, ib, _time_at(out[a], ia) + lead_a - lead_b + own())
         elif a in out:
-            out[b] = _solve(rb, ib, _time_at(out[a], ia) + gap + lead_a - lead_b + own(), hold)
+            place(b, ib, _time_at(out[a], ia) + gap + lead_a - lead_b + own())
         else:
-            out[a] = _solve(ra, ia, _time_at(out[b], ib) + gap + lead_b - lead_a + own(), hold)
+            place(a, ia, _time_at(out[b], ib) + gap + lead_b - lead_a + own())
+        order(a, b)
     for aid, route in routes.items():
         if aid not in out:
-            lead = STOP_LEAD_S if route.stop_only else 0.0
-            out[aid] = _solve(route, centre_index(route), common - lead + own(), hold)
+            place(aid, centre_index(route), common - (STOP_LEAD_S if route.stop_only else 0.0) + own())
     for aid, sched in out.items():
         if sched.delay > 0.05:
             notes.append(f"{aid} waits {sched.delay:.1f} s at its start to arrive on time")
