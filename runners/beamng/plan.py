@@ -25,8 +25,9 @@ from runners.beamng.geometry import (
     point_at,
     provided_arms,
 )
-from runners.beamng.routes import Route, Schedule, build_route, choose_axes, intents_for, schedule_routes
+from runners.beamng.routes import Route, build_route, choose_axes, intents_for
 from runners.beamng.settings import BeamNGSettings
+from runners.beamng.timing import Schedule, schedule_routes
 from runners.simulation import RunSpec
 from tools.scenario import Scenario
 
