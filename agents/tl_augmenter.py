@@ -1,0 +1,120 @@
+"""TL-Augmenter: a submitted traffic-light dataset comes back augmented by TIGAUG's transformations.
+
+The dataset is read in whatever format it is in (LISA, Bosch, YOLO, COCO, or drivemt's own manifest),
+a seeded share of its images gets every requested transformation, and the augmented set is written
+beside a manifest of (original, augmented) pairs, in drivemt's layout and in the input's format.
+Progress is streamed as ``progress`` events while it works. A dataset that cannot be read at all is an
+error event; single bad images are skipped and listed in the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import structlog
+
+from agents.runtime import Agent
+from bus import Bus, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, derived_id
+from bus.events import ProgressPayload, TLAugmentedPayload
+
+__all__ = ["TLAugmenterAgent", "tl_dir"]
+
+log = structlog.get_logger(__name__)
+
+
+def tl_dir(runs_dir: Path, correlation_id: str) -> Path:
+    """Where a traffic-light batch keeps its augmented set, detections and report."""
+    return runs_dir / correlation_id / "tl"
+
+
+class TLAugmenterAgent(Agent):
+    """Augments traffic-light datasets.
+
+    Args:
+        bus: For progress events.
+        runs_dir: Root of run artefacts (``<data dir>/runs``).
+        progress_interval_s: Least seconds between progress events.
+    """
+
+    name: ClassVar[str] = "tl-augmenter"
+    consumes = (TLDatasetSubmitted,)
+    produces = (TLAugmented, ProgressReported, ErrorReported)
+    tools = ("read_dataset", "apply_transform", "write_dataset")
+    error_domain = "tl"
+
+    def __init__(self, *, bus: Bus, runs_dir: Path, progress_interval_s: float = 1.0) -> None:
+        self.bus = bus
+        self.runs_dir = runs_dir
+        self.progress_interval_s = progress_interval_s
+
+    async def handle(self, event: Event) -> Sequence[Event]:
+        """Augment one dataset (a dataset that cannot be read raises a bad-input error)."""
+        assert isinstance(event, TLDatasetSubmitted)
+        from tools.tl.augment import augment_dataset
+        from tools.tl.datasets import load_dataset
+
+        p = event.payload
+        dataset = await asyncio.to_thread(load_dataset, Path(p.dataset), p.format)
+        out = Path(p.out_dir) if p.out_dir else tl_dir(self.runs_dir, event.correlation_id) / "augmented"
+        loop = asyncio.get_running_loop()
+        last = [0.0]
+        pending: set[asyncio.Future[object]] = set()
+
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if done < total and now - last[0] < self.progress_interval_s:
+                return
+            last[0] = now
+            ev = ProgressReported(
+                **event.caused(),
+                producer=self.name,
+                payload=ProgressPayload(
+                    stage="tl-augment", done=done, total=total, unit="images", message=Path(p.dataset).name
+                ),
+            )
+            fut = asyncio.run_coroutine_threadsafe(self._publish_quietly(ev), loop)
+            pending.add(fut)  # type: ignore[arg-type]
+
+        export = dataset.format if dataset.format in {"lisa", "bosch", "yolo", "coco"} else None
+        manifest = await asyncio.to_thread(
+            augment_dataset,
+            dataset,
+            out=out,
+            transforms=p.transforms,
+            seed=p.seed,
+            fraction=p.fraction,
+            export_format=export,
+            progress=progress,
+        )
+        for fut in list(pending):
+            await asyncio.wrap_future(fut)  # type: ignore[arg-type]
+        return [
+            TLAugmented(
+                **event.caused(event_id=derived_id(event.event_id, "augmented")),
+                producer=self.name,
+                payload=TLAugmentedPayload(
+                    request=p,
+                    format=dataset.format,
+                    out_dir=str(out),
+                    manifest=str(out / "manifest.json"),
+                    images_in=manifest.images_in,
+                    pairs=len(manifest.pairs),
+                    per_transform=manifest.per_transform(),
+                    skipped=[s.model_dump() for s in manifest.skipped],
+                    seconds=manifest.seconds,
+                    images_per_second=(len(manifest.pairs) / manifest.transform_seconds)
+                    if manifest.transform_seconds
+                    else 0.0,
+                ),
+            )
+        ]
+
+    async def _publish_quietly(self, event: Event) -> None:
+        try:
+            await self.bus.publish(event)
+        except Exception as exc:  # progress is best effort; the result is what counts
+            log.debug("progress not published", error=str(exc))
