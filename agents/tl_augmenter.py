@@ -91,7 +91,7 @@ class TLAugmenterAgent(Agent):
             progress=progress,
         )
         for fut in list(pending):
-            await asyncio.wrap_future(fut)  # type: ignore[arg-type]
+            await asyncio.wrap_future(fut)
         return [
             TLAugmented(
                 **event.caused(event_id=derived_id(event.event_id, "augmented")),
