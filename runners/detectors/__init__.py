@@ -1,0 +1,81 @@
+"""Traffic-light detectors under test: ultralytics YOLO, torchvision Faster R-CNN and SSDlite.
+
+Every detector loads from a local file named by a ``KIND:PATH`` spec (nothing is fetched from a model
+hub) and answers :class:`Detector`'s ``predict`` with :class:`tools.tl.labels.TLBox` lists. torch,
+torchvision and ultralytics load inside the functions that need them.
+
+    det = load_detector("yolo:runs/demo/yolo.pt")
+    boxes = det.predict([read_image("frame.png")], conf=0.25)[0]
+"""
+
+from __future__ import annotations
+
+from runners.detectors.base import (
+    CLASS_NAMES,
+    DEFAULT_TORCH_THREADS,
+    DETECTOR_KINDS,
+    Detector,
+    DetectorKind,
+    DetectorSpec,
+    TrainProgress,
+    state_for_class,
+)
+from runners.detectors.errors import (
+    DetectorCheckpointError,
+    DetectorClassesError,
+    DetectorError,
+    DetectorSpecError,
+    DetectorTrainingError,
+    UnknownDetectorKindError,
+)
+from runners.detectors.training import DemoRecipe, demo_training_recipe, train_detector
+
+__all__ = [
+    "CLASS_NAMES",
+    "DEFAULT_TORCH_THREADS",
+    "DETECTOR_KINDS",
+    "DemoRecipe",
+    "Detector",
+    "DetectorCheckpointError",
+    "DetectorClassesError",
+    "DetectorError",
+    "DetectorKind",
+    "DetectorSpec",
+    "DetectorSpecError",
+    "DetectorTrainingError",
+    "TrainProgress",
+    "UnknownDetectorKindError",
+    "demo_training_recipe",
+    "load_detector",
+    "state_for_class",
+    "train_detector",
+]
+
+
+def load_detector(spec: str | DetectorSpec, *, threads: int | None = DEFAULT_TORCH_THREADS) -> Detector:
+    """Load a detector from a local file.
+
+    Args:
+        spec: ``yolo:PATH`` (ultralytics ``.pt`` weights, or a model yaml such as ``yolov8n.yaml`` built
+            untrained with the four states), ``frcnn:PATH`` or ``ssdlite:PATH`` (checkpoints written by
+            :func:`train_detector`).
+        threads: Torch intra-op threads (two by default: the machines are small and shared).
+
+    Returns:
+        The detector; its ``name`` is the spec.
+
+    Raises:
+        DetectorSpecError: Malformed spec or missing file.
+        UnknownDetectorKindError: A kind other than yolo, frcnn, ssdlite.
+        DetectorCheckpointError: A file that is not a checkpoint of that kind.
+        DetectorClassesError: A model whose classes are not traffic-light states.
+    """
+    parsed = DetectorSpec.parse(spec) if isinstance(spec, str) else spec
+    name = str(parsed)
+    if parsed.kind == "yolo":
+        from runners.detectors.yolo import load_yolo
+
+        return load_yolo(parsed.path, name=name, threads=threads)
+    from runners.detectors.torchvision_models import load_torchvision
+
+    return load_torchvision(parsed.kind, parsed.path, name=name, threads=threads)
