@@ -143,3 +143,19 @@ def test_progress_counts_every_image(tmp_path: Path) -> None:
         tmp_path / "p", n_train=2, n_val=1, n_test=1, width=160, height=90, progress=lambda d, t: calls.append((d, t))
     )
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"state_weights": {"blue": 1.0}},
+        {"sky_weights": {"day": 0.0}},
+        {"size_range": (0.0, 0.05)},
+        {"size_range": (0.05, 0.02)},
+        {"lights_range": (3, 1)},
+    ],
+)
+def test_settings_refuse_impossible_values(bad: dict[str, object]) -> None:
+    """Unknown states or skies, zero weights and inverted ranges are refused when the settings are built."""
+    with pytest.raises(ValueError):
+        SynthSettings.model_validate(bad)

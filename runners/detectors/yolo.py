@@ -54,6 +54,10 @@ _configured: Path | None = None
 def configure_ultralytics(config_dir: Path | None = None) -> Path:
     """Keep ultralytics offline and inside a folder of ours; call before ultralytics is imported.
 
+    Every loader and trainer here calls it first. If something imported ultralytics earlier, its config
+    folder is already fixed: the settings are then changed in memory only, and ``YOLO_OFFLINE`` may come
+    too late for ultralytics' import-time connectivity check.
+
     Args:
         config_dir: Where ultralytics keeps its settings and fonts; a ``drivemt/ultralytics`` folder in
             the user's cache dir when None. Ignored after the first call (ultralytics reads it at import).
@@ -86,11 +90,13 @@ def configure_ultralytics(config_dir: Path | None = None) -> Path:
         k: False for k in ("sync", "clearml", "comet", "dvc", "mlflow", "raytune", "tensorboard", "wandb")
     }
     off |= {"vscode_msg": False, "openvino_msg": False}
-    if Path(USER_CONFIG_DIR).parent == folder:  # ultralytics adds an 'Ultralytics' sub-folder
+    if Path(USER_CONFIG_DIR).parent == folder:  # ours (ultralytics adds an 'Ultralytics' sub-folder): persist
         off |= {"datasets_dir": str(folder / "datasets"), "runs_dir": str(folder / "runs")}
         off |= {"weights_dir": str(folder / "weights")}
-    if any(SETTINGS.get(k) != v for k, v in off.items()):
-        SETTINGS.update(off)
+        if any(SETTINGS.get(k) != v for k, v in off.items()):
+            SETTINGS.update(off)
+    else:  # ultralytics was imported first and uses the user's folder: change this process only, write nothing
+        dict.update(SETTINGS, off)
     _configured = folder
     return folder
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tools.tl.errors import DatasetFormatError, EmptyDatasetError
 from tools.tl.labels import TL_STATES, TLBox, TLDataset, TLImage, TLState, write_image
@@ -99,6 +99,43 @@ class SynthSettings(BaseModel):
     cars: bool = Field(default=True, description="Draw cars with red tail lights (red distractors, low in the image).")
     noise_sigma: tuple[float, float] = Field(default=(1.0, 6.0), description="Sensor noise standard deviation range.")
     brightness_range: tuple[float, float] = Field(default=(0.7, 1.25), description="Global brightness gain range.")
+
+    @field_validator("state_weights")
+    @classmethod
+    def _states(cls, v: dict[str, float]) -> dict[str, float]:
+        unknown = set(v) - set(TL_STATES)
+        if unknown or not v or sum(v.values()) <= 0 or min(v.values()) < 0:
+            raise ValueError(f"state weights need states out of {TL_STATES} with positive total, got {v}")
+        return v
+
+    @field_validator("sky_weights")
+    @classmethod
+    def _skies(cls, v: dict[str, float]) -> dict[str, float]:
+        unknown = set(v) - set(_SKIES)
+        if unknown or not v or sum(v.values()) <= 0 or min(v.values()) < 0:
+            raise ValueError(f"sky weights need skies out of {sorted(_SKIES)} with positive total, got {v}")
+        return v
+
+    @field_validator("size_range")
+    @classmethod
+    def _sizes(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if not 0 < v[0] <= v[1] <= 0.3:  # a housing is three times as long: it must fit the image
+            raise ValueError(f"expected 0 < low <= high <= 0.3 (fractions of the width), got {v}")
+        return v
+
+    @field_validator("noise_sigma", "brightness_range")
+    @classmethod
+    def _range(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if not 0 <= v[0] <= v[1]:
+            raise ValueError(f"expected 0 <= low <= high, got {v}")
+        return v
+
+    @field_validator("lights_range")
+    @classmethod
+    def _lights(cls, v: tuple[int, int]) -> tuple[int, int]:
+        if not 0 <= v[0] <= v[1]:
+            raise ValueError(f"expected 0 <= fewest <= most lights, got {v}")
+        return v
 
 
 def _choice(rng: np.random.Generator, weights: dict[str, float]) -> str:
