@@ -96,11 +96,22 @@ class PPOExpertPolicy(BasePolicy):
 
     def act(self, agent_id: Any = None) -> Any:
         """The expert's mean action for the controlled vehicle."""
+        _one_torch_thread()
         from metadrive.examples import expert
 
         action = expert(self.control_object, deterministic=True)
         self.action_info["action"] = action
         return action
+
+
+def _one_torch_thread() -> None:
+    """The expert runs through torch when it is installed: one thread per simulator worker, no oversubscription."""
+    try:
+        import torch
+    except ImportError:  # MetaDrive falls back to its numpy expert
+        return
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
 
 
 class SceneManager(BaseManager):
