@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import pickle
 import re
 import socket
 import time
@@ -330,6 +331,8 @@ def test_unavailable_error_names_beamng_and_files(tmp_path: Path) -> None:
         assert needle in text
     assert err.case_id == "T1" and err.run_id == "V1-idm-v0"
     assert len(err.files) == 6 and all(f.is_file() for f in err.files)
+    clone = pickle.loads(pickle.dumps(err))  # it crosses process boundaries with its data
+    assert (str(clone), clone.files, clone.files_dir) == (text, err.files, err.files_dir)
     assert isinstance(BeamNGSimulator(), Simulator)
 
 
@@ -369,6 +372,7 @@ def test_scenario_it_cannot_build(tmp_path: Path) -> None:
         with pytest.raises(BeamNGScenarioError) as info:
             sim.run(scenario, spec, out_dir=tmp_path)
         assert isinstance(info.value, BadInputError) and needle in str(info.value) and "T1" in str(info.value)
+        assert str(pickle.loads(pickle.dumps(info.value))) == str(info.value)
     assert not any(tmp_path.iterdir())
 
 

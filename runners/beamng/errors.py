@@ -11,6 +11,7 @@ input (a spec or scenario this adapter can never build) and derives from
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tools.errors import BadInputError, DrivemtError
 
@@ -29,6 +30,9 @@ class BeamNGConfigError(BeamNGError):
         self.reason = reason
         super().__init__(f"BeamNG setting {source}: {reason}")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.source, self.reason))
+
 
 class BeamNGScenarioError(BadInputError, BeamNGError):
     """A scenario or run spec that BeamNG.tech runs of this adapter can never build."""
@@ -37,6 +41,9 @@ class BeamNGScenarioError(BadInputError, BeamNGError):
         self.case_id = case_id
         self.reason = reason
         super().__init__(f"case {case_id}: cannot build a BeamNG.tech scenario: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.case_id, self.reason))
 
 
 class BeamNGUnavailableError(BeamNGError):
@@ -70,3 +77,13 @@ class BeamNGUnavailableError(BeamNGError):
             "the BeamNG.tech install folder, so drivemt can start the game) and/or beamng.host and beamng.port "
             "(BNG_HOST / BNG_PORT: a running BeamNG.tech with its BeamNGpy port open, 25252 by default)." + where
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only data would be lost by the default (message-only) pickling across processes.
+        return (_unavailable, (self.reason, self.files, self.files_dir, self.case_id, self.run_id))
+
+
+def _unavailable(
+    reason: str, files: list[Path], files_dir: Path | None, case_id: str, run_id: str
+) -> BeamNGUnavailableError:
+    return BeamNGUnavailableError(reason, files=files, files_dir=files_dir, case_id=case_id, run_id=run_id)

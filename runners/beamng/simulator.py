@@ -18,6 +18,7 @@ The connected path needs the game, so only its refusals and its collision logic 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import socket
 import tempfile
@@ -27,7 +28,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from runners.beamng.collisions import CollisionMonitor, VehicleSample
-from runners.beamng.errors import BeamNGUnavailableError
+from runners.beamng.errors import BeamNGError, BeamNGUnavailableError
 from runners.beamng.plan import ScenePlan, plan_scene
 from runners.beamng.scenario import ScenarioFiles, ai_line, ai_script, build_beamng_scenario, write_scenario_files
 from runners.beamng.settings import BeamNGSettings
@@ -122,13 +123,25 @@ class BeamNGSimulator:
 
         Raises:
             BeamNGScenarioError: For a spec or scenario that cannot be built (bad input).
-            BeamNGUnavailableError: When BeamNG.tech is not configured or does not answer; it names
-                the files written instead.
+            BeamNGUnavailableError: When BeamNG.tech is not configured, does not answer, or stops
+                answering; it names the files written instead.
+            BeamNGError: When the game refuses the scenario (a vehicle model it lacks, a Lua error).
         """
         plan = self.plan(scenario, spec)
         files = write_scenario_files(plan, self._root(out_dir, scenario.case_id))
         bng = self._connect(plan, files)
-        return self._simulate(bng, spec, plan, files)
+        from beamngpy.logging import BNGDisconnectedError, BNGError, BNGValueError
+
+        try:
+            return self._simulate(bng, spec, plan, files)
+        except (BNGDisconnectedError, OSError) as exc:
+            # The game died or hung: forget it, so the next run connects (or starts it) afresh.
+            with contextlib.suppress(Exception):
+                self.close()
+            self._bng = None
+            raise self._unavailable(f"BeamNG.tech stopped answering during the run ({exc})", plan, files) from exc
+        except (BNGError, BNGValueError) as exc:
+            raise BeamNGError(f"BeamNG.tech refused case {plan.case_id} run {plan.run_id}: {exc}") from exc
 
     def _unavailable(self, reason: str, plan: ScenePlan, files: ScenarioFiles) -> BeamNGUnavailableError:
         return BeamNGUnavailableError(
@@ -247,7 +260,7 @@ def _sample(vehicle: Any) -> VehicleSample:
     vehicle.sensors.poll()
     state = vehicle.state
     (x, y, _), (dx, dy, _), vel = state["pos"], state["dir"], state["vel"]
-    damage = vehicle.sensors["damage"]["damage"] or 0.0
+    damage = vehicle.sensors["damage"].get("damage") or 0.0
     return VehicleSample(
         x=float(x),
         y=float(y),
