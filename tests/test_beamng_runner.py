@@ -434,7 +434,7 @@ def _random_scenario(draw: st.DrawFn) -> Scenario:
     return Scenario.from_data({"case_id": "H", "road_network": road, "actors": actors, "collisions": pairs})
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=_random_scenario(), seed=st.integers(0, 1000))
 def test_any_valid_scenario_plans(scenario: Scenario, seed: int) -> None:
     """Every valid DSL scenario plans: one vehicle per actor, times that never run backwards, lane-mates apart at the start."""

@@ -127,18 +127,6 @@ def _converge(a: list[Point], b: list[Point], *, near: float = 1.0, far: float =
     return None
 
 
-def _index_at(cum: list[float], s: float) -> int:
-    """Index of the route point nearest arc length ``s``."""
-    return min(range(len(cum)), key=lambda i: abs(cum[i] - s))
-
-
-def _solve_from(route: Route, start: int, target: int, target_time: float, hold: float) -> Schedule:
-    """A schedule that starts at ``start`` and waits there as long as it must to reach ``target`` on time."""
-    speeds, times = profile(route, start, hold=hold)
-    delay = max(0.0, target_time - times[min(target - start, len(times) - 1)])
-    return Schedule(start, delay, [t + delay for t in times], speeds, target, target_time)
-
-
 def _time_at(sched: Schedule, index: int) -> float:
     i = min(max(index - sched.start, 0), len(sched.times) - 1)
     return sched.times[i]
@@ -205,20 +193,25 @@ def schedule_routes(
         out[aid] = sched
 
     def order(a: str, b: str) -> None:
-        """Partners in one lane: the one that gets to the meeting first must start ahead of the other."""
+        """Partners in one lane: the one that gets to the lane's end later must start behind the other.
+
+        The follower is pushed back (it meets the slower or stopped leader a little later) rather than
+        the leader forward, which could crowd the leader's other lane-mates.
+        """
         ra, rb = routes[a], routes[b]
         if ra.lane_key != rb.lane_key:
             return
-        sa, sb = out[a], out[b]
-        lead, follow = (a, b) if _time_at(sa, sa.target) <= _time_at(sb, sb.target) else (b, a)
-        rl, sl, rf, sf = routes[lead], out[lead], routes[follow], out[follow]
-        d_lead = rl.cum[sl.target] - rl.cum[sl.start]
-        d_follow = rf.cum[sf.target] - rf.cum[sf.start]
-        if d_lead + SPAWN_GAP_M <= d_follow:
-            return
-        want = rl.cum[sl.target] - max(d_follow - SPAWN_GAP_M, 1.0)
-        start = min(max(0, _index_at(rl.cum, want)), sl.target - 1)
-        out[lead] = _solve_from(rl, start, sl.target, sl.target_time, hold)
+        mark = rb.points[rb.entry_index]
+        ta = _time_at(out[a], nearest_index(ra.points, mark))
+        tb = _time_at(out[b], rb.entry_index)
+        lead, follow = (a, b) if ta <= tb else (b, a)
+        rl, rf = routes[lead], routes[follow]
+        for _ in range(60):
+            sl, sf = out[lead], out[follow]
+            ahead = rf.cum[nearest_index(rf.points, rl.points[sl.start])] - rf.cum[sf.start]
+            if ahead >= SPAWN_GAP_M or sf.start == 0:
+                return
+            place(follow, sf.target, sf.target_time + 0.3)
 
     for n, (a, b) in enumerate(pairs):
         if a in out and b in out:
