@@ -13,6 +13,7 @@ import math
 import pickle
 import re
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -349,6 +350,29 @@ def test_refuses_cleanly_when_host_unreachable(tmp_path: Path) -> None:
     err = _run(SCENARIOS["Straight"], tmp_path, host="127.0.0.1", port=port, connect_timeout_s=0.5)
     assert time.perf_counter() - started < 10
     assert f"127.0.0.1:{port}" in str(err) and err.files
+
+
+def test_listener_that_is_not_beamng_is_unavailable(tmp_path: Path) -> None:
+    """Something that accepts connections but does not speak BeamNGpy's protocol is reported as not answering."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = int(server.getsockname()[1])
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        err = _run(SCENARIOS["Straight"], tmp_path, host="127.0.0.1", port=port, socket_timeout_s=2)
+    finally:
+        server.close()
+    assert f"BeamNG.tech at 127.0.0.1:{port} did not answer" in str(err) and err.files
 
 
 def test_home_without_binary_is_unavailable(tmp_path: Path) -> None:

@@ -70,7 +70,6 @@ class BeamNGSimulator:
         self.settings = beamng or BeamNGSettings()
         self.sim = settings or SimSettings()
         self._bng: beamngpy.BeamNGpy | None = None
-        self._launched = False
         self._tmp: Path | None = None
 
     def __enter__(self) -> BeamNGSimulator:
@@ -84,12 +83,8 @@ class BeamNGSimulator:
     def close(self) -> None:
         """Disconnect; quit the game only if this simulator started it."""
         bng, self._bng = self._bng, None
-        if bng is None:
-            return
-        if self._launched:
-            bng.close()
-        else:
-            bng.disconnect()
+        if bng is not None:
+            bng.close()  # quit_on_close was set only for a game this simulator started
 
     # -- files ---------------------------------------------------------------------------------------
     def plan(self, scenario: Scenario, spec: RunSpec) -> ScenePlan:
@@ -175,12 +170,15 @@ class BeamNGSimulator:
             user=str(s.user) if s.user is not None else None,
             headless=s.headless,
             socket_timeout=s.socket_timeout_s,
+            quit_on_close=launch,  # never quit a game someone else started
         )
         try:
             bng.open(launch=launch)
         except Exception as exc:  # beamngpy raises BNGError, BNGDisconnectedError, OSError, socket timeouts
+            with contextlib.suppress(Exception):
+                bng.close()  # quits the game only if this call started it
             raise self._unavailable(f"BeamNG.tech at {host}:{port} did not answer ({exc})", plan, files) from exc
-        self._bng, self._launched = bng, launch
+        self._bng = bng
         return bng
 
     @staticmethod
