@@ -19,13 +19,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bus.connection import BusSettings, ConsumerSettings
 from bus.subjects import DEFAULT_NAMESPACE
+from runners.beamng.settings import BeamNGSettings, beamng_settings_from_env
 from tools.errors import DrivemtError
 from tools.llm import LLMSettings, ModelConfig
 from tools.provenance import config_hash
 
 __all__ = [
     "AgentSettings",
-    "BeamNGOptions",
     "ConfigError",
     "DrivemtConfig",
     "api_key_for",
@@ -84,15 +84,6 @@ class EmbedderSettings(BaseModel):
     )
 
 
-class BeamNGOptions(BaseModel):
-    """Where BeamNG.tech is (without it, BeamNG runs only write scenario files and report an error)."""
-
-    home: Path | None = Field(default=None, description="BeamNG.tech install folder (BNG_HOME when unset).")
-    user: Path | None = Field(default=None, description="BeamNG user folder (BNG_USER when unset).")
-    host: str = Field(default="localhost", description="Host of a running BeamNG.tech.")
-    port: int = Field(default=25252, ge=1, le=65535, description="Its port.")
-
-
 class DrivemtConfig(BaseSettings):
     """Everything a daemon or command needs."""
 
@@ -114,7 +105,10 @@ class DrivemtConfig(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     bus: BusSettings = Field(default_factory=BusSettings)
     agents: AgentsSettings = Field(default_factory=AgentsSettings)
-    beamng: BeamNGOptions = Field(default_factory=BeamNGOptions)
+    beamng: BeamNGSettings = Field(
+        default_factory=BeamNGSettings,
+        description="BeamNG.tech install or host; without one, BeamNG runs write scenario files and report an error.",
+    )
     artifacts_dir: Path | None = Field(
         default=None, description="Run artefacts (reports, pictures, GIFs); <data_dir>/runs when unset."
     )
@@ -147,16 +141,12 @@ class DrivemtConfig(BaseSettings):
         return self.artifacts_dir or self.data_dir / "runs"
 
     def simulator_options(self) -> dict[str, Any]:
-        """Options for BeamNG.tech runs, with BNG_HOME / BNG_USER from the environment filling the gaps."""
-        b = self.beamng
-        home = b.home or (Path(os.environ["BNG_HOME"]) if os.environ.get("BNG_HOME") else None)
-        user = b.user or (Path(os.environ["BNG_USER"]) if os.environ.get("BNG_USER") else None)
-        return {
-            "home": str(home) if home else None,
-            "user": str(user) if user else None,
-            "host": b.host,
-            "port": b.port,
-        }
+        """BeamNG.tech settings for simulator workers, ``BNG_HOME``/``BNG_USER``/``BNG_HOST``/``BNG_PORT`` filling gaps.
+
+        Raises:
+            BeamNGConfigError: A ``BNG_*`` variable whose value does not fit.
+        """
+        return beamng_settings_from_env(os.environ, self.beamng).model_dump(mode="json")
 
     @property
     def hash(self) -> str:
