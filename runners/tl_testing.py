@@ -17,13 +17,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from runners.detectors import Detector, load_detector
 from runners.detectors.evaluation import EVAL_CONF
 from tools.tl.augment import AugmentationManifest, AugmentedPair
 from tools.tl.labels import TLBox, read_image, write_image
 from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD, consistency, is_violation, map_5095
+from tools.tl.results import DetectorSummary, PairResult, TLTestResult
 from tools.tl.transforms import transform_detections
 
 __all__ = ["DetectorSummary", "PairResult", "TLTestResult", "draw_pair", "judge_detectors"]
@@ -31,60 +31,6 @@ __all__ = ["DetectorSummary", "PairResult", "TLTestResult", "draw_pair", "judge_
 ProgressFn = Callable[[int, int, str], None]
 
 _STATE_BGR = {"red": (60, 60, 235), "yellow": (0, 200, 255), "green": (80, 200, 60), "off": (200, 200, 200)}
-
-
-class PairResult(BaseModel):
-    """One detector on one (original, augmented) pair."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    detector: str
-    original_id: str
-    augmented_id: str
-    code: str
-    consistency: float = Field(description="mAP@[.5:.95] of the detections on τ(i) against τ(detections on i).")
-    violation: bool
-    detections_original: list[TLBox] = Field(default_factory=list)
-    detections_augmented: list[TLBox] = Field(default_factory=list)
-    expected: list[TLBox] = Field(default_factory=list, description="τ applied to the detections on the original.")
-    original_path: str
-    augmented_path: str
-    evidence: str | None = Field(default=None, description="Side-by-side picture (violations).")
-
-
-class DetectorSummary(BaseModel):
-    """One detector over the dataset."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    detector: str
-    map_original: float = Field(description="mAP@[.5:.95] against ground truth on the original images.")
-    map_augmented: dict[str, float] = Field(default_factory=dict, description="Per transformation, against τ(truth).")
-    pairs: dict[str, int] = Field(default_factory=dict)
-    violations: dict[str, int] = Field(default_factory=dict)
-    mean_consistency: dict[str, float] = Field(default_factory=dict)
-    seconds: float = 0.0
-
-
-class TLTestResult(BaseModel):
-    """Every detector on every pair."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    dataset: str
-    manifest: str
-    threshold: float
-    conf: float
-    transforms: list[str]
-    images: int
-    summaries: list[DetectorSummary] = Field(default_factory=list)
-    pairs: list[PairResult] = Field(default_factory=list)
-    skipped: list[str] = Field(default_factory=list, description="Images that could not be tested, and why.")
-    seconds: float = 0.0
-
-    def violations(self) -> list[PairResult]:
-        """Violating pairs, lowest consistency first."""
-        return sorted((p for p in self.pairs if p.violation), key=lambda p: (p.consistency, p.detector, p.code))
 
 
 def _draw_boxes(img: np.ndarray, boxes: Sequence[TLBox], *, thick: int, dashed: bool = False) -> None:
