@@ -18,8 +18,18 @@ from typing import Any, ClassVar
 import structlog
 
 from agents.runtime import Agent
-from bus import Bus, CrashVerdict, Event, SimCompleted, ViolationFound, derived_id
-from bus.events import CrashVerdictPayload, ViolationPayload
+from bus import (
+    Bus,
+    CrashVerdict,
+    Event,
+    ProgressReported,
+    SimCompleted,
+    TLAugmented,
+    TLVerdict,
+    ViolationFound,
+    derived_id,
+)
+from bus.events import CrashVerdictPayload, ProgressPayload, TLVerdictPayload, ViolationPayload
 from tools.crash_report import write_batch_report
 from tools.simulation import RunRecord
 
@@ -74,20 +84,110 @@ class JudgeAgent(Agent):
     """
 
     name: ClassVar[str] = "judge"
-    consumes = (SimCompleted,)
-    produces = (ViolationFound, CrashVerdict)
-    tools = ("crash_verdict", "write_crash_report")
+    consumes = (SimCompleted, TLAugmented)
+    produces = (ViolationFound, CrashVerdict, TLVerdict, ProgressReported)
+    tools = ("crash_verdict", "write_crash_report", "load_detector", "judge_detectors", "write_tl_report")
     error_domain = "judge"
 
-    def __init__(self, *, bus: Bus, write_reports: bool = True) -> None:
+    def __init__(self, *, bus: Bus, write_reports: bool = True, max_violation_events: int = 1000) -> None:
         self.bus = bus
         self.write_reports = write_reports
+        self.max_violation_events = max_violation_events
+        self._detectors: dict[str, Any] = {}
 
     async def handle(self, event: Event) -> Sequence[Event]:
-        """Judge one completed run; when it is the case's last, the case too."""
+        """Judge one completed run (and, when it is the case's last, the case), or an augmented dataset."""
+        if isinstance(event, TLAugmented):
+            return await self._tl_augmented(event)
         assert isinstance(event, SimCompleted)
         return await self._sim_completed(event)
 
+    # -- traffic lights ---------------------------------------------------------------------------
+    def _detector(self, spec: str) -> Any:
+        from runners.detectors import load_detector
+
+        if spec not in self._detectors:
+            self._detectors[spec] = load_detector(spec)
+        return self._detectors[spec]
+
+    async def _tl_augmented(self, event: TLAugmented) -> list[Event]:
+        from runners.tl_testing import judge_detectors
+        from tools.tl.augment import load_augmentation
+        from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD
+        from tools.tl.report import write_tl_report
+
+        p = event.payload
+        req = p.request
+        if not req.detectors:
+            return []
+        detectors = [await asyncio.to_thread(self._detector, spec) for spec in req.detectors]
+        manifest = await asyncio.to_thread(load_augmentation, Path(p.manifest))
+        threshold = req.threshold if req.threshold is not None else DEFAULT_VIOLATION_THRESHOLD
+        out_dir = Path(p.out_dir).parent
+        loop = asyncio.get_running_loop()
+
+        def progress(done: int, total: int, name: str) -> None:
+            ev = ProgressReported(
+                **event.caused(),
+                producer=self.name,
+                payload=ProgressPayload(stage="tl-judge", done=done, total=total, unit="images", message=name),
+            )
+            asyncio.run_coroutine_threadsafe(self.bus.publish(ev), loop)
+
+        result = await asyncio.to_thread(
+            judge_detectors, manifest, detectors, out_dir=out_dir, threshold=threshold, progress=progress
+        )
+        report = out_dir / "report.html"
+        if self.write_reports:
+            (out_dir / "results.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
+            augmentation = {
+                "images_per_second": p.images_per_second,
+                "pairs": p.pairs,
+                "seconds": p.seconds,
+                "skipped": p.skipped,
+            }
+            await asyncio.to_thread(write_tl_report, result, report, augmentation=augmentation)
+        out: list[Event] = []
+        for i, v in enumerate(result.violations()[: self.max_violation_events]):
+            out.append(
+                ViolationFound(
+                    **event.caused(event_id=derived_id(event.event_id, "tl-violation", v.detector, v.augmented_id)),
+                    producer=self.name,
+                    payload=ViolationPayload(
+                        kind="tl",
+                        item_id=v.original_id,
+                        description=(
+                            f"{v.detector} reads the lights differently after {v.code}: consistency "
+                            f"{v.consistency:.2f} < {threshold} ({len(v.expected)} expected, "
+                            f"{len(v.detections_augmented)} detected)"
+                        ),
+                        evidence=[x for x in (v.evidence, v.original_path, v.augmented_path) if x],
+                        metrics={"consistency": v.consistency, "rank": float(i)},
+                        details={"detector": v.detector, "transform": v.code, "augmented_id": v.augmented_id},
+                    ),
+                )
+            )
+        out.append(
+            TLVerdict(
+                **event.caused(event_id=derived_id(event.event_id, "tl-verdict")),
+                producer=self.name,
+                payload=TLVerdictPayload(
+                    dataset=req.dataset,
+                    detectors=[s.detector for s in result.summaries],
+                    threshold=threshold,
+                    images=result.images,
+                    pairs=len(manifest.pairs),
+                    violations={s.detector: s.violations for s in result.summaries},
+                    map_original={s.detector: s.map_original for s in result.summaries},
+                    map_augmented={s.detector: s.map_augmented for s in result.summaries},
+                    report=str(report) if self.write_reports else None,
+                    seconds=result.seconds,
+                ),
+            )
+        )
+        return out
+
+    # -- crashes -------------------------------------------------------------------------------------
     async def _sim_completed(self, event: SimCompleted) -> list[Event]:
         p = event.payload
         r = p.record
