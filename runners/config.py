@@ -64,6 +64,7 @@ class AgentsSettings(BaseModel):
         description="copies = simulator processes on this machine (each one warm MetaDrive engine).",
     )
     judge: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
+    tl_augmenter: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
 
 
 class ValidationSettings(BaseModel):

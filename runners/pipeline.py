@@ -17,6 +17,7 @@ from agents.m_agent import MAgent
 from agents.runtime import Agent
 from agents.sim_planner import SimPlannerAgent
 from agents.sim_runner import SimRunnerAgent
+from agents.tl_augmenter import TLAugmenterAgent
 from agents.validator import ValidatorAgent
 from bus import Bus
 from memory.embeddings import MiniLMEmbedder
@@ -148,6 +149,7 @@ class RulePipeline:
         extractor = CrashExtractorAgent(templates=self.templates, provenance=self.crash_provenance)
         planner = SimPlannerAgent(runs_dir=self.config.runs_dir)
         judge = JudgeAgent(bus=bus)
+        augmenter = TLAugmenterAgent(bus=bus, runs_dir=self.config.runs_dir)
         copies = iter(range(1, 1_000_000))
         return [
             ("m_agent", lambda: m_agent),
@@ -159,6 +161,7 @@ class RulePipeline:
                 lambda: SimRunnerAgent(instance=f"sim{next(copies)}", options=self.config.simulator_options()),
             ),
             ("judge", lambda: judge),
+            ("tl_augmenter", lambda: augmenter),
         ]
 
     async def close(self) -> None:

@@ -8,13 +8,26 @@ from __future__ import annotations
 
 import typer
 
-from runners.cli import crash_cmds, daemon_cmds, data_cmds, eval_cmds, mrs_cmds, ontology_cmds, rules_cmds, tui_cmds
+from runners.cli import (
+    crash_cmds,
+    daemon_cmds,
+    data_cmds,
+    eval_cmds,
+    mrs_cmds,
+    ontology_cmds,
+    rules_cmds,
+    tl_cmds,
+    tui_cmds,
+)
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="drivemt",
-    help="Test autonomous driving systems without a human in the loop: traffic rules become metamorphic relations.",
+    help=(
+        "Test autonomous driving systems without a human in the loop: traffic rules become metamorphic relations, "
+        "crash reports become simulated scenarios, traffic-light images are augmented to test detectors."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -27,6 +40,7 @@ data_cmds.register(app)
 ontology_cmds.register(app)
 tui_cmds.register(app)
 crash_cmds.register(app)
+tl_cmds.register(app)
 
 
 def main() -> None:

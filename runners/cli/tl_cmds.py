@@ -1,0 +1,444 @@
+"""``drivemt tl augment|test|train|retrain``, ``drivemt data synth-tl`` and ``drivemt submit tl``.
+
+The traffic-light commands run the same tools the TL-Augmenter and the Judge use, in this process, with
+progress bars; ``submit tl`` hands a dataset to a running daemon instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from runners.cli._common import (
+    ConfigOpt,
+    DataDirOpt,
+    LogLevelOpt,
+    NatsUrlOpt,
+    console,
+    err_console,
+    fail,
+    make_config,
+    run_async,
+)
+from tools.errors import DrivemtError
+
+__all__ = ["register"]
+
+_CODES = "RN,SW,FG,LF,OE,UE,MB,CC,MP,AD,RT,SC"
+_TRANSFORM_HELP = (
+    "Comma-separated TIGAUG codes (default: all twelve): RN rain, SW snow, FG fog, LF lens flare, "
+    "OE overexposure, UE underexposure, MB motion blur, CC change colour (red<->green), MP move, AD add, "
+    "RT rotate, SC scale."
+)
+
+tl_app = typer.Typer(
+    help="Traffic-light images (TIGAUG): augment with 12 transformations, test detectors, retrain.",
+    no_args_is_help=True,
+)
+data_app = typer.Typer(help="Demo data.", no_args_is_help=True)
+
+DatasetArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Dataset folder or annotation file: LISA (CSV), Bosch (YAML), YOLO (data.yaml), COCO (JSON), or a "
+        "drivemt dataset.json (see `drivemt data synth-tl`).",
+        exists=True,
+    ),
+]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", "-f", help="lisa, bosch, yolo, coco or drivemt (detected when omitted).")
+]
+TransformsOpt = Annotated[str, typer.Option("--transforms", "-t", help=_TRANSFORM_HELP)]
+SeedOpt = Annotated[int, typer.Option(help="Seed of the sample and of every transformation.")]
+FractionOpt = Annotated[float, typer.Option(help="Share of the images to augment (a seeded sample).")]
+DetectorOpt = Annotated[
+    list[str],
+    typer.Option(
+        "--detector",
+        "-d",
+        help="Detector under test as KIND:PATH: yolo:weights.pt (or a model yaml), frcnn:ckpt.pt, ssdlite:ckpt.pt. "
+        "Repeat for several.",
+    ),
+]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands to the app."""
+    app.add_typer(tl_app, name="tl")
+    app.add_typer(data_app, name="data")
+    from runners.cli.rules_cmds import submit_app
+
+    submit_app.command("tl")(submit_tl)
+
+
+def _codes(text: str) -> list[str]:
+    from tools.tl.transforms import TRANSFORM_CODES
+
+    codes = [c.strip().upper() for c in text.split(",") if c.strip()]
+    unknown = [c for c in codes if c not in TRANSFORM_CODES]
+    if unknown:
+        raise fail(f"unknown transformation(s) {', '.join(unknown)}: use {', '.join(TRANSFORM_CODES)}")
+    return codes or list(TRANSFORM_CODES)
+
+
+def _load(path: Path, fmt: str | None) -> Any:
+    from tools.tl.datasets import load_dataset
+
+    try:
+        ds = load_dataset(path, fmt)
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
+    for s in ds.skipped[:20]:
+        err_console.print(f"[yellow]skipped[/] {s.item}: {s.reason}", highlight=False)
+    if len(ds.skipped) > 20:
+        err_console.print(f"[yellow]… and {len(ds.skipped) - 20} more skipped[/]")
+    return ds
+
+
+def _bar(description: str) -> Any:
+    from runners.cli.rules_cmds import progress_bar
+
+    return progress_bar(description)
+
+
+def _augment(ds: Any, out: Path, codes: list[str], seed: int, fraction: float, export: bool) -> Any:
+    from tools.tl.augment import augment_dataset
+
+    export_format = ds.format if export and ds.format in {"lisa", "bosch", "yolo", "coco"} else None
+    with _bar("augmenting") as update:
+        try:
+            return augment_dataset(
+                ds,
+                out=out,
+                transforms=codes,
+                seed=seed,
+                fraction=fraction,
+                export_format=export_format,
+                progress=update,
+            )
+        except DrivemtError as exc:
+            raise fail(str(exc)) from exc
+
+
+def _print_augmentation(m: Any) -> None:
+    table = Table(title=f"{m.images_sampled} of {m.images_in} image(s) augmented -> {m.out_dir}", title_justify="left")
+    table.add_column("transformation")
+    table.add_column("images", justify="right")
+    from tools.tl.transforms import describe_transforms
+
+    names = describe_transforms()
+    for code, n in m.per_transform().items():
+        table.add_row(f"{code}  [dim]{names.get(code, '').split(':')[0]}[/]", str(n))
+    console.print(table)
+    rate = len(m.pairs) / m.transform_seconds if m.transform_seconds else 0.0
+    console.print(
+        f"{len(m.pairs)} augmented images in {m.seconds:.1f} s ({rate:.1f} images/s in the transformations, "
+        f"decoding and encoding excluded); manifest {Path(m.out_dir) / 'manifest.json'}"
+        + (f"; {m.format} copy in {m.export}" if m.export else "")
+    )
+    if m.skipped:
+        console.print(f"[yellow]{len(m.skipped)} item(s) skipped[/] (listed in the manifest)")
+
+
+@tl_app.command("augment")
+def tl_augment(
+    dataset: DatasetArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (images/<code>/, manifest.json, dataset/).")],
+    format_: FormatOpt = None,
+    transforms: TransformsOpt = _CODES,
+    seed: SeedOpt = 0,
+    fraction: FractionOpt = 1.0,
+    export: Annotated[
+        bool, typer.Option("--export/--no-export", help="Also write the augmented set in the input's format.")
+    ] = True,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Augment a labelled traffic-light dataset with TIGAUG's transformations; labels follow each change.
+
+    Every sampled image gets every transformation, seeded; unreadable images, boxes outside their image and
+    unknown states are skipped and listed, and the rest goes on.
+    """
+    make_config(log_level=log_level)
+    codes = _codes(transforms)
+    ds = _load(dataset, format_)
+    _print_augmentation(_augment(ds, out, codes, seed, fraction, export))
+
+
+def _print_test(result: Any) -> None:
+    table = Table(title="mAP@[.5:.95] against ground truth (violations / pairs)", title_justify="left")
+    table.add_column("transformation")
+    for s in result.summaries:
+        table.add_column(s.detector, justify="right", overflow="fold")
+    table.add_row("original", *[f"{s.map_original:.3f}" for s in result.summaries])
+    for code in result.transforms:
+        cells = []
+        for s in result.summaries:
+            if code not in s.map_augmented:
+                cells.append("–")
+                continue
+            d = s.map_augmented[code] - s.map_original
+            colour = "red" if d < -0.005 else ("green" if d > 0.005 else "white")
+            cells.append(
+                f"{s.map_augmented[code]:.3f} [{colour}]{d:+.3f}[/] ({s.violations.get(code, 0)}/{s.pairs.get(code, 0)})"
+            )
+        table.add_row(code, *cells)
+    console.print(table)
+    console.print(f"{len(result.violations())} violation(s) at consistency < {result.threshold}")
+
+
+@tl_app.command("test")
+def tl_test(
+    dataset: DatasetArg,
+    detector: DetectorOpt,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (augmented set, evidence, report).")],
+    format_: FormatOpt = None,
+    transforms: TransformsOpt = _CODES,
+    seed: SeedOpt = 0,
+    fraction: FractionOpt = 1.0,
+    split: Annotated[
+        str | None, typer.Option(help="Only images of this split (e.g. test); all images when omitted.")
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(help="Consistency below which an image violates its relation (default 0.55, see the report)."),
+    ] = None,
+    conf: Annotated[float, typer.Option(help="Operating confidence of the detectors for the relations.")] = 0.25,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Test detectors: augment the dataset, run each detector on originals and augmented images, check
+    TIGAUG's relations per image (consistency = mAP@[.5:.95] of the detections on τ(i) against τ(detections
+    on i)), score mAP against ground truth per transformation, and write an HTML report, violations first.
+    """
+    make_config(log_level=log_level)
+    if not detector:
+        raise fail("name at least one --detector KIND:PATH")
+    from runners.detectors import DetectorSpec
+    from runners.tl_testing import judge_detectors
+    from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD
+    from tools.tl.report import write_tl_report
+
+    try:
+        specs = [str(DetectorSpec.parse(d)) for d in detector]
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
+    codes = _codes(transforms)
+    ds = _load(dataset, format_)
+    if split:
+        ds = ds.model_copy(update={"images": [i for i in ds.images if i.split == split]})
+        if not ds.images:
+            raise fail(f"no images in split {split!r}")
+    manifest = _augment(ds, out / "augmented", codes, seed, fraction, export=False)
+    _print_augmentation(manifest)
+    with _bar("detecting") as update:
+        try:
+            result = judge_detectors(
+                manifest,
+                specs,
+                out_dir=out,
+                threshold=threshold if threshold is not None else DEFAULT_VIOLATION_THRESHOLD,
+                conf=conf,
+                progress=lambda done, total, _name: update(done, total),
+            )
+        except DrivemtError as exc:
+            raise fail(str(exc)) from exc
+    (out / "results.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
+    rate = len(manifest.pairs) / manifest.transform_seconds if manifest.transform_seconds else 0.0
+    report = write_tl_report(
+        result, out / "report.html", augmentation={"images_per_second": rate, "pairs": len(manifest.pairs)}
+    )
+    if json_out:
+        print(
+            json.dumps(
+                {
+                    "report": str(report),
+                    "violations": len(result.violations()),
+                    "detectors": [s.model_dump() for s in result.summaries],
+                }
+            )
+        )
+        return
+    _print_test(result)
+    console.print(f"report: [bold]{report}[/]")
+
+
+@tl_app.command("train")
+def tl_train(
+    dataset: DatasetArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder; prints the detector spec to use.")],
+    kind: Annotated[str, typer.Option(help="yolo, frcnn or ssdlite.")] = "yolo",
+    model: Annotated[str, typer.Option(help="yolo: model yaml (from scratch) or local .pt to fine-tune.")] = (
+        "yolov8n.yaml"
+    ),
+    format_: FormatOpt = None,
+    epochs: Annotated[int, typer.Option(help="Epoch cap (yolo fits the epochs into --time-limit).")] = 30,
+    imgsz: Annotated[int, typer.Option(help="Training size (long side).")] = 320,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Training budget in seconds.")] = 600.0,
+    seed: SeedOpt = 0,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Train a detector on a dataset's train split, on the CPU, offline (nothing is downloaded)."""
+    make_config(log_level=log_level)
+    from runners.detectors import load_detector, train_detector
+    from runners.detectors.evaluation import evaluate_detector
+    from runners.detectors.yolo import YoloTrainSettings
+
+    ds = _load(dataset, format_)
+    with _bar(f"training {kind}") as update:
+        try:
+            weights = train_detector(
+                kind,
+                ds,
+                out,
+                epochs=epochs,
+                imgsz=imgsz,
+                time_limit_s=time_limit,
+                seed=seed,
+                yolo=YoloTrainSettings(model=model) if kind == "yolo" else None,
+                progress=lambda _msg, frac: update(round(frac * 100), 100),
+            )
+        except DrivemtError as exc:
+            raise fail(str(exc)) from exc
+    spec = f"{kind}:{weights}"
+    if any(i.split == "test" for i in ds.images):
+        report = evaluate_detector(load_detector(spec), ds, split="test")
+        console.print(f"mAP@[.5:.95] on the test split: [bold]{report.map:.3f}[/]")
+    console.print(f"detector: [bold]{spec}[/]")
+
+
+@tl_app.command("retrain")
+def tl_retrain(
+    dataset: DatasetArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")],
+    kind: Annotated[str, typer.Option(help="yolo, frcnn or ssdlite.")] = "yolo",
+    baseline: Annotated[
+        str | None,
+        typer.Option("--detector", "-d", help="Baseline detector KIND:PATH (trained on the originals when omitted)."),
+    ] = None,
+    format_: FormatOpt = None,
+    transforms: TransformsOpt = _CODES,
+    fraction: Annotated[float, typer.Option(help="Share of augmented training images added (TIGAUG: 0.1-0.5).")] = 0.1,
+    epochs: Annotated[int, typer.Option(help="Epoch cap per training.")] = 30,
+    imgsz: Annotated[int, typer.Option(help="Training size.")] = 320,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Budget per training run, seconds.")] = 600.0,
+    seed: SeedOpt = 0,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Retrain with augmented data (TIGAUG RQ2): original training images plus a share of augmented ones, then
+    mAP of baseline and retrained detector on the original and the augmented test images."""
+    make_config(log_level=log_level)
+    from runners.tl_retrain import retrain_with_augmentation
+
+    codes = _codes(transforms)
+    ds = _load(dataset, format_)
+    try:
+        result = retrain_with_augmentation(
+            ds,
+            out=out,
+            kind=kind,
+            baseline=baseline,
+            transforms=codes,
+            fraction=fraction,
+            epochs=epochs,
+            imgsz=imgsz,
+            time_limit_s=time_limit,
+            seed=seed,
+            progress=lambda msg: err_console.print(f"[dim]{msg}[/]"),
+        )
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
+    table = Table(title=f"mAP@[.5:.95] on {result.test_images} test images", title_justify="left")
+    table.add_column("test set")
+    table.add_column("baseline", justify="right")
+    table.add_column(f"retrained (+{result.augmented_train_images} augmented)", justify="right")
+    table.add_row("original", f"{result.map_original['baseline']:.3f}", f"{result.map_original['retrained']:.3f}")
+    for code in result.transforms:
+        b = result.map_augmented["baseline"].get(code)
+        r = result.map_augmented["retrained"].get(code)
+        table.add_row(code, f"{b:.3f}" if b is not None else "–", f"{r:.3f}" if r is not None else "–")
+    console.print(table)
+    console.print(f"retrained detector: [bold]{result.retrained}[/]; results {out / 'retrain.json'}")
+
+
+@data_app.command("synth-tl")
+def synth_tl_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (images/<split>/, dataset.json).")],
+    n_train: Annotated[int, typer.Option(help="Training images.")] = 800,
+    n_val: Annotated[int, typer.Option(help="Validation images.")] = 60,
+    n_test: Annotated[int, typer.Option(help="Test images.")] = 150,
+    width: Annotated[int, typer.Option(help="Image width.")] = 640,
+    height: Annotated[int, typer.Option(help="Image height.")] = 360,
+    seed: SeedOpt = 0,
+) -> None:
+    """Generate a labelled traffic-light dataset: vertical and horizontal housings, red/yellow/green/off lights at
+    dashcam-like sizes and places, drawn on procedural road scenes; small enough to train on a CPU in minutes."""
+    from tools.tl.synth import synth_tl
+
+    with _bar("drawing") as update:
+        try:
+            ds = synth_tl(
+                out, n_train=n_train, n_val=n_val, n_test=n_test, width=width, height=height, seed=seed, progress=update
+            )
+        except DrivemtError as exc:
+            raise fail(str(exc)) from exc
+    console.print(f"{len(ds.images)} images with {ds.box_count()} lights -> {out / 'dataset.json'}")
+
+
+def submit_tl(
+    dataset: DatasetArg,
+    format_: FormatOpt = None,
+    transforms: TransformsOpt = _CODES,
+    fraction: FractionOpt = 1.0,
+    seed: SeedOpt = 0,
+    detector: DetectorOpt = [],  # noqa: B006 - typer reads list defaults as given
+    threshold: Annotated[float | None, typer.Option(help="Violation threshold of the consistency.")] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the augmented set (and the verdict).")] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 3600.0,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    nats_url: NatsUrlOpt = None,
+) -> None:
+    """Publish a traffic-light dataset into a running daemon: the TL-Augmenter augments it, the Judge tests the
+    --detector(s) on it and writes the report."""
+    cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
+    codes = _codes(transforms)
+
+    async def main() -> Any:
+        from bus import Bus, Subjects, TLDatasetSubmitted
+        from bus.events import TLDatasetPayload
+        from runners.client import find_bus_url
+        from runners.tl_client import wait_for_tl
+
+        event = TLDatasetSubmitted(
+            producer="cli",
+            payload=TLDatasetPayload(
+                dataset=str(dataset.resolve()),
+                format=format_,
+                transforms=codes,
+                fraction=fraction,
+                seed=seed,
+                detectors=list(detector),
+                threshold=threshold,
+            ),
+        )
+        async with Bus(
+            url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus
+        ) as bus:
+            if not wait:
+                await bus.publish(event)
+                return event.correlation_id, None
+            with _bar("dataset") as update:
+                return event.correlation_id, await wait_for_tl(bus, event, timeout=timeout, on_progress=update)
+
+    correlation, outcome = run_async(main)
+    if outcome is None:
+        console.print(f"submitted {dataset}; batch [bold]{correlation}[/]")
+        return
+    for line in outcome.lines():
+        console.print(line, highlight=False)
+    if not outcome.complete:
+        raise fail(f"no final result after {timeout:.0f} s")

@@ -1,0 +1,98 @@
+"""Submitting a traffic-light dataset to a daemon and waiting for its augmented set and verdict."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bus import Bus, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, TLVerdict, decode_event
+from bus.errors import EventValidationError
+
+__all__ = ["TLOutcome", "wait_for_tl"]
+
+
+@dataclass
+class TLOutcome:
+    """What a submitted dataset came to."""
+
+    submitted: TLDatasetSubmitted
+    augmented: TLAugmented | None = None
+    verdict: TLVerdict | None = None
+    errors: list[ErrorReported] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """An error, or the augmented set (and the verdict when detectors were named)."""
+        if self.errors:
+            return True
+        if self.augmented is None:
+            return False
+        return self.verdict is not None or not self.submitted.payload.detectors
+
+    def lines(self) -> list[str]:
+        """A few lines for people."""
+        out = [f"[red]error[/]: {e.payload.reason}" for e in self.errors]
+        if self.augmented is not None:
+            out.append(self.augmented.summary)
+        if self.verdict is not None:
+            v = self.verdict.payload
+            out.append(self.verdict.summary)
+            for det in v.detectors:
+                worst = sorted(v.map_augmented.get(det, {}).items(), key=lambda kv: kv[1])[:3]
+                out.append(
+                    f"  {det}: mAP {v.map_original.get(det, 0):.3f} on originals; lowest "
+                    + ", ".join(f"{c} {m:.3f}" for c, m in worst)
+                )
+            if v.report:
+                out.append(f"report: {v.report}")
+        return out
+
+
+async def wait_for_tl(
+    bus: Bus,
+    event: TLDatasetSubmitted,
+    *,
+    timeout: float,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> TLOutcome:
+    """Publish ``event`` and wait for its outcome (subscribing first, so nothing is missed)."""
+    outcome = TLOutcome(submitted=event)
+    changed = asyncio.Event()
+    s = bus.subjects
+
+    async def on_msg(msg: object) -> None:
+        try:
+            ev: Event = decode_event(msg.data, subject=msg.subject)  # type: ignore[attr-defined]
+        except EventValidationError:
+            return
+        if ev.correlation_id != event.correlation_id:
+            return
+        if isinstance(ev, TLAugmented):
+            outcome.augmented = ev
+        elif isinstance(ev, TLVerdict):
+            outcome.verdict = ev
+        elif isinstance(ev, ErrorReported):
+            outcome.errors.append(ev)
+        elif isinstance(ev, ProgressReported) and on_progress is not None:
+            on_progress(ev.payload.done, ev.payload.total or ev.payload.done)
+        changed.set()
+
+    subs = [
+        await bus.nc.subscribe(subject, cb=on_msg)
+        for subject in (s.tl_augmented, s.tl_verdict, s.errors("tl"), s.errors("judge"), s.progress)
+    ]
+    try:
+        await bus.publish(event)
+        deadline = time.monotonic() + timeout
+        while not outcome.complete and time.monotonic() < deadline:
+            changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), timeout=min(0.5, max(0.01, deadline - time.monotonic())))
+    finally:
+        for sub in subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+    return outcome
