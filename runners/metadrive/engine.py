@@ -24,6 +24,7 @@ from metadrive.envs.metadrive_env import MetaDriveEnv
 from metadrive.manager.base_manager import BaseManager
 from metadrive.policy.base_policy import BasePolicy
 from metadrive.policy.idm_policy import IDMPolicy
+from metadrive.utils.pg.utils import ray_localization
 
 from runners.metadrive.monitor import CollisionMonitor, Contact
 from runners.metadrive.policies import ScriptedDriver
@@ -151,19 +152,21 @@ class SceneManager(BaseManager):
             return
         for spec in self.scene.scripted:
             vx, vy = spec.speed * math.cos(spec.heading), spec.speed * math.sin(spec.heading)
-            v = self.spawn_object(
-                vehicle_type[spec.model],
-                vehicle_config={
-                    "spawn_position_heading": (list(spec.position), spec.heading),
-                    "spawn_velocity": [vx, vy],
-                    "spawn_lane_index": spec.spawn_lane_index,
-                    "destination": spec.destination,
-                    "show_navi_mark": False,
-                    "show_dest_mark": False,
-                    "use_special_color": False,
-                },
-                random_seed=spec.seed,
-            )
+            config: dict[str, Any] = {
+                "spawn_position_heading": (list(spec.position), spec.heading),
+                "spawn_velocity": [vx, vy],
+                "spawn_lane_index": spec.spawn_lane_index,
+                "destination": spec.destination,
+                "show_navi_mark": False,
+                "show_dest_mark": False,
+                "use_special_color": False,
+            }
+            heading = (math.cos(spec.heading), math.sin(spec.heading))
+            if not ray_localization(heading, spec.position, self.engine, use_heading_filter=False):
+                # MetaDrive's navigation needs a lane under the spawn point (a junction's interior has none):
+                # this actor drives on its path without one
+                config["navigation_module"] = None
+            v = self.spawn_object(vehicle_type[spec.model], vehicle_config=config, random_seed=spec.seed)
             v.config["max_speed_km_h"] = MAX_SPEED_KMH
             self.vehicles[spec.actor_id] = v
             self.drivers[spec.actor_id] = spec.driver

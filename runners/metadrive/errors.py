@@ -35,8 +35,8 @@ class TooManyLanesError(UnbuildableScenarioError):
         self.limit = limit
         super().__init__(
             case_id,
-            f"{lanes_per_direction} lanes per direction; MetaDrive's blocks hold at most {limit} "
-            "(check the road network's lanes and ways)",
+            f"{lanes_per_direction} lanes per direction; MetaDrive's blocks hold at most {limit}, and a road "
+            "this wide is not approximated (check the road network's lanes and ways)",
         )
 
 

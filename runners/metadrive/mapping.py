@@ -41,6 +41,7 @@ Approach = Literal["W", "E", "S", "N", "ramp"]
 Turn = Literal["straight", "left", "right"]
 
 MAX_LANES_PER_DIRECTION = 5  # MetaDrive's block generator accepts 1..5 lanes per direction
+REFUSE_LANES_PER_DIRECTION = 8  # up to this many are built as 5 (noted); more is not a road MetaDrive can stand in for
 MPH = 0.44704
 DEFAULT_SPEED_MPH = 40.0
 TURN_SPEED_MPS = 7.0  # a vehicle turning at a junction takes the corner at about 25 km/h
@@ -191,8 +192,13 @@ def _lanes(scenario: Scenario, notes: list[str]) -> int:
     total = (rn.main_lanes if junction else rn.lanes) or 2
     ways = (rn.main_ways if junction else rn.ways) or 2
     per_dir = rn.lanes_per_direction()
-    if per_dir > MAX_LANES_PER_DIRECTION:
+    if per_dir > REFUSE_LANES_PER_DIRECTION:
         raise TooManyLanesError(scenario.case_id, per_dir, MAX_LANES_PER_DIRECTION)
+    if per_dir > MAX_LANES_PER_DIRECTION:
+        notes.append(
+            f"{per_dir} lanes per direction built as {MAX_LANES_PER_DIRECTION}, the most MetaDrive's blocks hold"
+        )
+        per_dir = MAX_LANES_PER_DIRECTION
     if ways == 1:
         notes.append(
             f"one-way road ({total} lanes) built two-way with {per_dir} lanes each way "

@@ -23,7 +23,7 @@ import numpy as np
 import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
-from runners.metadrive.errors import MetaDriveEngineError, UnknownActorError
+from runners.metadrive.errors import MetaDriveEngineError, UnbuildableScenarioError, UnknownActorError
 from runners.metadrive.mapping import ActorPlan, MapPlan, ScenarioPlan, plan_scenario
 from runners.metadrive.monitor import judge
 from runners.metadrive.paths import Path, lane_shift, turn_off_road
@@ -94,6 +94,7 @@ class MetaDriveSimulator:
         self._geometry: Any = None
         self._background: Any = None
         self._plans: dict[str, ScenarioPlan] = {}
+        self._retired: list[Any] = []
         self.last_timings = RunTimings()
         self.version = f"metadrive {_metadrive_version()}"
 
@@ -134,6 +135,7 @@ class MetaDriveSimulator:
         """Close the environment and free the process-wide engine."""
         env, self._env = self._env, None
         self._map_key = self._geometry = self._background = None
+        self._retired = []
         if env is not None:
             try:
                 env.close()
@@ -200,11 +202,16 @@ class MetaDriveSimulator:
 
         t0 = time.perf_counter()
         old_map = self._ensure_map(plan.map)
+        if old_map is not None:
+            self._retired.append(old_map)  # destroyed once a reset has detached it
         timings.map = time.perf_counter() - t0
-        timings.map_rebuilt = old_map is not None or self._geometry is None
+        timings.map_rebuilt = old_map is not None
         geo = self._geometry
         notes = list(plan.approximations)
-        routes = {aid: geo.actor_route(a) for aid, a in plan.actors.items()}
+        try:
+            routes = {aid: geo.actor_route(a) for aid, a in plan.actors.items()}
+        except (KeyError, ValueError) as exc:
+            raise UnbuildableScenarioError(scenario.case_id, f"no route through the built road: {exc}") from exc
         movers, drivers_paths = self._movers(plan, spec.ego_id, routes, list(scenario.collisions))
         rng = None if spec.variant == 0 else np.random.default_rng(spec.seed)
         solution = solve_placement(movers, list(scenario.collisions), reference=geo.reference, rng=rng)
@@ -228,8 +235,8 @@ class MetaDriveSimulator:
         env.scene_manager.scene = scene
         t1 = time.perf_counter()
         env.reset(seed=0)
-        if old_map is not None:
-            old_map.destroy()
+        while self._retired:
+            self._retired.pop().destroy()
         agent = env.agent
         policy = env.engine.get_policy(agent.id)
         if isinstance(policy, eng.CruiseIDMPolicy):
@@ -404,8 +411,12 @@ class MetaDriveSimulator:
             if aid == spec.ego_id:
                 continue
             place: Placement = solution.placements[aid]
-            path, _ = paths[aid]
+            path, wait = paths[aid]
             route = routes[aid]
+            # spawn on the road (MetaDrive localises every vehicle on a lane): not on the run-on past the
+            # route's end, nor beyond a driveway turn
+            on_road = route.path.length - 2.0 if actor.driveway is None or wait is None else wait
+            place.s0 = min(place.s0, max(1.0, on_road))
             lane, _lon = route.lane_at(min(place.s0, route.path.length - 1.0))
             moving_now = place.depart_t <= 0.0
             length, _w = _DIMS.get(actor.model, _DIMS["default"])
