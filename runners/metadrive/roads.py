@@ -269,8 +269,3 @@ class RoadGeometry:
             opposite_entry = "E" if side == "W" else "W"
             side = "W" if opposite_entry == "E" else "E"
         return self.route(self.entry[opposite_entry], self.exit[side], 0)
-
-    def lanes_in_direction(self, route: Route) -> int:
-        """How many lanes the route's first road has."""
-        n0, n1, _ = route.lanes[0].index
-        return len(self.graph[n0][n1])

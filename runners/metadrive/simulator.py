@@ -198,8 +198,6 @@ class MetaDriveSimulator:
     def _simulate(
         self, scenario: Scenario, plan: ScenarioPlan, spec: RunSpec, timings: RunTimings
     ) -> tuple[RunRecord, dict[str, tuple[float, float]]]:
-        from runners.metadrive import engine as eng
-
         t0 = time.perf_counter()
         old_map = self._ensure_map(plan.map)
         if old_map is not None:
@@ -218,60 +216,13 @@ class MetaDriveSimulator:
         notes.extend(solution.notes)
         scene = self._scene(plan, spec, routes, drivers_paths, solution)
         env = self._env
-        cfg = env.engine.global_config
-        ego = scene.ego
-        cfg["agent_policy"] = eng.CruiseIDMPolicy if spec.policy == "idm" else eng.PPOExpertPolicy
-        cfg["agent_configs"][eng.DEFAULT_AGENT].update(
-            {
-                "spawn_lane_index": ego.spawn_lane_index,
-                "spawn_longitude": ego.longitude,
-                "spawn_lateral": 0.0,
-                "spawn_velocity": [ego.speed * math.cos(ego.heading), ego.speed * math.sin(ego.heading)],
-                "spawn_velocity_car_frame": False,
-                "destination": ego.destination,
-                "vehicle_model": ego.model,
-            }
-        )
-        env.scene_manager.scene = scene
         t1 = time.perf_counter()
-        env.reset(seed=0)
-        while self._retired:
-            self._retired.pop().destroy()
-        agent = env.agent
-        policy = env.engine.get_policy(agent.id)
-        if isinstance(policy, eng.CruiseIDMPolicy):
-            policy.set_target_speed(ego.target_speed)
+        self._reset(scene, spec)
         timings.reset = time.perf_counter() - t1
         t2 = time.perf_counter()
-        record_every = max(1, round(1.0 / (self.config.trajectory_hz * env.scene_manager.control_dt)))
-        trajectories: dict[str, list[Pose]] = {aid: [] for aid in plan.actors}
-        manager = env.scene_manager
-        steps = math.ceil(self.settings.duration_s / manager.control_dt - 1e-9)
-        self._sample(manager, trajectories)
-        ego_route = routes[spec.ego_id].path
-        ego_index: int | None = None
-        for k in range(1, steps + 1):
-            env.step([0.0, 0.0])
-            if k % record_every == 0 or k == steps:
-                self._sample(manager, trajectories)
-            t = manager.time
-            first = next((c for c in manager.monitor.collisions if c.b.startswith("V")), None)
-            if first is not None and t >= first.t + self.settings.stop_after_first_collision_s:
-                break
-            if self.config.end_when_done and first is None and t > solution.crash_time + 3.0:
-                x, y = agent.position
-                ego_index = ego_route.project((float(x), float(y)), hint=ego_index, window=200)
-                ego_done = float(ego_route.s[ego_index]) >= ego_route.length - 5.0
-                others_done = all(
-                    d.plan.depart_t == math.inf
-                    or (d.index is not None and float(d.plan.path.s[d.index]) >= d.plan.path.length - _EXTEND_M - 5.0)
-                    for d in manager.drivers.values()
-                )
-                if ego_done and others_done:
-                    break
-        if trajectories[spec.ego_id] and trajectories[spec.ego_id][-1].t < manager.time - 1e-6:
-            self._sample(manager, trajectories)
+        trajectories = self._drive(routes[spec.ego_id].path, solution.crash_time, list(plan.actors))
         timings.step = time.perf_counter() - t2
+        manager = env.scene_manager
         collisions = manager.monitor.sorted()
         reproduced, ego_collided = judge(collisions, list(scenario.collisions), spec.ego_id)
         notes.extend(_ego_notes(plan.actor(spec.ego_id), spec.policy))
@@ -290,6 +241,67 @@ class MetaDriveSimulator:
             wall_seconds=round(timings.wall, 4),
         )
         return record, dims
+
+    def _reset(self, scene: Any, spec: RunSpec) -> None:
+        """Configure the ego (MetaDrive's agent) and the scene manager, then reset the environment."""
+        from runners.metadrive import engine as eng
+
+        env = self._env
+        cfg = env.engine.global_config
+        ego = scene.ego
+        cfg["agent_policy"] = eng.CruiseIDMPolicy if spec.policy == "idm" else eng.PPOExpertPolicy
+        cfg["agent_configs"][eng.DEFAULT_AGENT].update(
+            {
+                "spawn_lane_index": ego.spawn_lane_index,
+                "spawn_longitude": ego.longitude,
+                "spawn_lateral": 0.0,
+                "spawn_velocity": [ego.speed * math.cos(ego.heading), ego.speed * math.sin(ego.heading)],
+                "spawn_velocity_car_frame": False,
+                "destination": ego.destination,
+                "vehicle_model": ego.model,
+            }
+        )
+        env.scene_manager.scene = scene
+        env.reset(seed=0)
+        while self._retired:  # maps replaced by this reset, detached by it
+            self._retired.pop().destroy()
+        policy = env.engine.get_policy(env.agent.id)
+        if isinstance(policy, eng.CruiseIDMPolicy):
+            policy.set_target_speed(ego.target_speed)
+
+    def _drive(self, ego_route: Path, crash_time: float, actor_ids: list[str]) -> dict[str, list[Pose]]:
+        """Step until the duration, the stop after the first collision, or (optionally) everyone is done."""
+        env = self._env
+        manager = env.scene_manager
+        agent = env.agent
+        record_every = max(1, round(1.0 / (self.config.trajectory_hz * manager.control_dt)))
+        trajectories: dict[str, list[Pose]] = {aid: [] for aid in actor_ids}
+        steps = math.ceil(self.settings.duration_s / manager.control_dt - 1e-9)
+        self._sample(manager, trajectories)
+        ego_index: int | None = None
+        for k in range(1, steps + 1):
+            env.step([0.0, 0.0])  # the ego's policy and the scripted drivers choose their own actions
+            if k % record_every == 0 or k == steps:
+                self._sample(manager, trajectories)
+            t = manager.time
+            first = next((c for c in manager.monitor.collisions if c.b.startswith("V")), None)
+            if first is not None and t >= first.t + self.settings.stop_after_first_collision_s:
+                break
+            if self.config.end_when_done and first is None and t > crash_time + 3.0:
+                x, y = agent.position
+                ego_index = ego_route.project((float(x), float(y)), hint=ego_index, window=200)
+                ego_done = float(ego_route.s[ego_index]) >= ego_route.length - 5.0
+                others_done = all(
+                    d.plan.depart_t == math.inf
+                    or (d.index is not None and float(d.plan.path.s[d.index]) >= d.plan.path.length - _EXTEND_M - 5.0)
+                    for d in manager.drivers.values()
+                )
+                if ego_done and others_done:
+                    break
+        last = max((poses[-1].t for poses in trajectories.values() if poses), default=0.0)
+        if last < round(manager.time, 3):
+            self._sample(manager, trajectories)
+        return trajectories
 
     # -- map -----------------------------------------------------------------------------------------
     def _ensure_map(self, plan: MapPlan) -> Any:
