@@ -1,0 +1,163 @@
+"""Crash reports simulated through a real daemon: planner, SimRunner (real MetaDrive in a child), Judge, report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agents.judge import crash_verdict
+from bus import (
+    Bus,
+    CrashSubmitted,
+    CrashVerdict,
+    ErrorReported,
+    SimCompleted,
+    SimOptions,
+    SimRequested,
+    ViolationFound,
+)
+from bus.events import CrashSubmittedPayload
+from memory import MiniLMEmbedder
+from runners.config import DrivemtConfig
+from runners.daemon import Daemon
+from runners.sim_worker import SimulatorRefusedError, SimWorker, SimWorkerError
+from tests.helpers import FIXTURES, Recorder
+from tools.crash_extract import OfflineCrashExtractor, read_case
+from tools.crash_report import load_batch
+from tools.simulation import RunSpec, SimSettings
+
+
+@pytest.fixture
+async def daemon(config: DrivemtConfig, embedder: MiniLMEmbedder) -> AsyncIterator[Daemon]:
+    async with Daemon(config, embedder=embedder) as d:
+        yield d
+
+
+def submission(case: str, options: SimOptions | None, sketch: Path | None = None) -> CrashSubmitted:
+    """One dev case, as ``drivemt submit crash`` sends it."""
+    report = read_case(FIXTURES / "crashes" / case)
+    return CrashSubmitted(
+        producer="test",
+        payload=CrashSubmittedPayload(
+            case_id=report.case_id, summary=report.summary, sketch=str(sketch) if sketch else None, simulate=options
+        ),
+    )
+
+
+def small_sketch(path: Path) -> Path:
+    """A stand-in scene sketch (a real JPEG file) for the report to show."""
+    import numpy as np
+
+    from tools.tl.labels import write_image
+
+    img = np.full((60, 80, 3), 255, np.uint8)
+    img[28:32, :] = 0
+    img[:, 38:42] = 0
+    return write_image(path, img)
+
+
+async def test_tally_keeps_every_part_under_concurrent_writers(bus: Bus) -> None:
+    """Forty concurrent writers to one group lose no part, and a repeated part keeps its first value."""
+    await asyncio.gather(*(bus.tally("g.case", f"r{i}", {"i": i}) for i in range(40)))
+    parts = await bus.tally("g.case", "r0", {"i": 999})
+    assert len(parts) == 40 and parts["r0"] == {"i": 0}
+
+
+def test_verdict_counts_reproductions_violations_and_errors() -> None:
+    """The verdict names the reproducing runs per ego and policy, the first three violations and failed runs."""
+    parts = {
+        f"V{e}-idm-v{k}": {
+            "index": (e - 1) * 2 + k,
+            "run_id": f"V{e}-idm-v{k}",
+            "ego": f"V{e}",
+            "policy": "idm",
+            "reproduced": e == 2 and k == 1,
+            "ego_collided": e == 2,
+            "wall_seconds": 0.5,
+            "record": f"/r/V{e}-{k}.json",
+            "error": "UnbuildableScenarioError: no" if (e, k) == (1, 0) else None,
+        }
+        for e in (1, 2)
+        for k in (0, 1)
+    }
+    v = crash_verdict("c1", parts)
+    assert v.reproduced and v.reproduced_by == ["V2-idm-v1"]
+    assert v.reproduced_per_ego == {"V1/idm": False, "V2/idm": True}
+    assert v.violations == 2 and v.first_violation_runs == [3, 4]
+    assert v.errors == ["V1-idm-v0: UnbuildableScenarioError: no"] and v.runs == 4
+
+
+@pytest.mark.slow
+async def test_a_crash_report_is_simulated_judged_and_reported(
+    daemon: Daemon, config: DrivemtConfig, tmp_path: Path
+) -> None:
+    """A T-intersection report becomes one run per ego; the reported collision is reproduced, violations carry
+    pictures, the verdict completes and the batch report is written beside the runs."""
+    assert daemon.bus is not None
+    s = daemon.bus.subjects
+    rec = await Recorder().watch(
+        daemon.bus, s.sim_requested, s.sim_completed, s.crashes_verdict, s.violations_found, s.errors("sim")
+    )
+    options = SimOptions(variants=1, duration_s=12.0, render=True)
+    ev = submission("119839", options, sketch=small_sketch(tmp_path / "scene.jpg"))
+    await daemon.bus.publish(ev)
+    await rec.wait_for(lambda evs: any(isinstance(e, CrashVerdict) for e in evs), timeout=240)
+    requested = rec.of(SimRequested)
+    completed = rec.of(SimCompleted)
+    assert len(requested) == len(completed) == 2  # two vehicles, each the ego once
+    assert {c.payload.record.spec.ego_id for c in completed} == {"V1", "V2"}  # type: ignore[attr-defined]
+    (verdict,) = rec.of(CrashVerdict)
+    assert verdict.correlation_id == ev.correlation_id
+    assert verdict.payload.reproduced and verdict.payload.runs == 2  # type: ignore[attr-defined]
+    for v in rec.of(ViolationFound):
+        assert v.payload.kind == "crash"  # type: ignore[attr-defined]
+        assert all(Path(p).is_file() for p in v.payload.evidence)  # type: ignore[attr-defined]
+    case_dir = config.runs_dir / ev.correlation_id / "crashes" / "119839"
+    assert json.loads((case_dir / "verdict.json").read_text())["reproduced"] is True
+    assert json.loads((case_dir / "case.json").read_text())["scenario"]["road_network"]["road_type"] == "T-intersection"
+    html = (config.runs_dir / ev.correlation_id / "crashes.html").read_text()
+    assert "119839" in html and "crash reproduced" in html and "sketch.jpg" in html
+    (case,) = load_batch(config.runs_dir / ev.correlation_id)
+    assert case.reproduced and all(r.png and Path(r.png).is_file() for r in case.runs)
+
+
+@pytest.mark.slow
+async def test_beamng_without_an_install_reports_errors_and_still_completes(daemon: Daemon) -> None:
+    """Without BeamNG.tech each run is an error event naming it and the written files, and the case still gets
+    a verdict listing the failed runs (nothing waits forever)."""
+    assert daemon.bus is not None
+    s = daemon.bus.subjects
+    rec = await Recorder().watch(daemon.bus, s.crashes_verdict, s.errors("sim"))
+    await daemon.bus.publish(submission("108909", SimOptions(simulator="beamng", variants=1, render=False)))
+    await rec.wait_for(lambda evs: any(isinstance(e, CrashVerdict) for e in evs), timeout=120)
+    errors = rec.of(ErrorReported)
+    assert errors and all(e.payload.error_type == "BeamNGUnavailableError" for e in errors)  # type: ignore[attr-defined]
+    assert all("BeamNG.tech" in e.payload.reason for e in errors)  # type: ignore[attr-defined]
+    assert all("files written" in (e.payload.excerpt or "") for e in errors)  # type: ignore[attr-defined]
+    (verdict,) = rec.of(CrashVerdict)
+    assert not verdict.payload.reproduced and len(verdict.payload.errors) == verdict.payload.runs  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_a_hung_or_refused_run_never_takes_the_worker_down(tmp_path: Path) -> None:
+    """A run past its time limit replaces the child process; a scenario the simulator refuses is a refusal;
+    the same worker then completes a normal run."""
+    scenario = OfflineCrashExtractor().extract(read_case(FIXTURES / "crashes" / "119839"))
+    settings = SimSettings(variants=1, render_png=False, render_gif=False, duration_s=10)
+    worker = SimWorker(name="test-sim")
+    try:
+        with pytest.raises(SimWorkerError, match="passed"):
+            worker.run(
+                "metadrive", scenario, RunSpec(case_id="119839", ego_id="V1"), settings, tmp_path, timeout_s=0.05
+            )
+        with pytest.raises(SimulatorRefusedError) as refused:
+            worker.run("metadrive", scenario, RunSpec(case_id="119839", ego_id="V9"), settings, tmp_path)
+        assert refused.value.error_type == "UnknownActorError"
+        record = worker.run("metadrive", scenario, RunSpec(case_id="119839", ego_id="V2"), settings, tmp_path)
+        assert record.error is None and record.collisions and record.record_path
+    finally:
+        worker.close()
