@@ -238,9 +238,9 @@ def _draw_background(rng: np.random.Generator, img: np.ndarray, sky: str, settin
 
 
 def _draw_light(
-    rng: np.random.Generator, img: np.ndarray, glow: np.ndarray, rect: tuple[int, int, int, int], state: str
+    rng: np.random.Generator, img: np.ndarray, lamps: _Lamps, rect: tuple[int, int, int, int], state: str
 ) -> None:
-    """One housing with three bulbs at supersampled coordinates; lit bulbs add to the glow layer."""
+    """One housing with three bulbs at supersampled coordinates; the lit bulb goes to the lamp layers."""
     import cv2
 
     x1, y1, x2, y2 = rect
@@ -255,14 +255,24 @@ def _draw_light(
         centre = (round(cx - 0.5), round(cy - 0.5))
         colour = np.array(BULB_COLOURS[name], dtype=float)
         if name == state:
-            lit = np.clip(colour * rng.uniform(0.9, 1.0), 0, 255)
+            lit = np.clip(colour * rng.uniform(0.88, 1.0), 0, 255)
             core = np.clip(lit + 0.45 * (255 - lit), 0, 255)  # hot centre, towards white
-            cv2.circle(img, centre, int(r), tuple(int(v) for v in lit), -1, cv2.LINE_AA)
-            cv2.circle(img, centre, max(1, int(r * 0.55)), tuple(int(v) for v in core), -1, cv2.LINE_AA)
-            cv2.circle(glow, centre, int(r * 1.6), tuple(float(v) * rng.uniform(0.25, 0.45) for v in lit), -1)
+            cv2.circle(lamps.colour, centre, int(r), tuple(int(v) for v in lit), -1, cv2.LINE_AA)
+            cv2.circle(lamps.colour, centre, max(1, int(r * 0.55)), tuple(int(v) for v in core), -1, cv2.LINE_AA)
+            cv2.circle(lamps.mask, centre, int(r), 255, -1, cv2.LINE_AA)
+            cv2.circle(lamps.glow, centre, int(r * 1.6), tuple(float(v) * rng.uniform(0.25, 0.45) for v in lit), -1)
         else:
             dim = np.array(housing, dtype=float) * 0.6 + colour * rng.uniform(0.1, 0.2)
             cv2.circle(img, centre, int(r), tuple(int(v) for v in dim), -1, cv2.LINE_AA)
+
+
+class _Lamps:
+    """Lit bulbs are light sources: drawn apart from the scene so the camera's gain does not dim them."""
+
+    def __init__(self, h: int, w: int) -> None:
+        self.colour = np.zeros((h, w, 3), np.uint8)
+        self.mask = np.zeros((h, w), np.uint8)
+        self.glow: np.ndarray = np.zeros((h, w, 3), np.float32)
 
 
 def _place(
@@ -303,7 +313,7 @@ def render_scene(
     img = np.zeros((H, W, 3), np.uint8)
     sky = _choice(rng, s.sky_weights)
     horizon, _ = _draw_background(rng, img, sky, s)
-    glow: np.ndarray = np.zeros((H, W, 3), np.float32)
+    lamps = _Lamps(H, W)
     boxes: list[TLBox] = []
     taken: list[tuple[float, ...]] = []
     mounts: list[tuple[int, int, int, int]] = []
@@ -354,16 +364,19 @@ def render_scene(
     for mount in mounts:
         cv2.rectangle(img, (mount[0], mount[1]), (mount[2], mount[3]), (58, 58, 60), -1)
     for rect, state in lights:
-        _draw_light(rng, img, glow, rect, state)
-    # Glow of lit bulbs, then reduce, then camera effects.
+        _draw_light(rng, img, lamps, rect, state)
+    # Reduce to the output size; the scene gets the camera's gain and contrast, lit bulbs and their glow
+    # stay bright (as a lit LED saturates whatever the exposure), then sensor noise over everything.
     k = max(3, (int(0.012 * W) // 2) * 2 + 1)
-    glow = cv2.GaussianBlur(glow, (k, k), 0)
-    out: np.ndarray = np.clip(img.astype(np.float32) + glow, 0, 255)
-    out = cv2.resize(out, (width, height), interpolation=cv2.INTER_AREA)
+    glow = cv2.resize(cv2.GaussianBlur(lamps.glow, (k, k), 0), (width, height), interpolation=cv2.INTER_AREA)
+    scene = cv2.resize(img, (width, height), interpolation=cv2.INTER_AREA).astype(np.float32)
+    lamp = cv2.resize(lamps.colour, (width, height), interpolation=cv2.INTER_AREA).astype(np.float32)
+    mask = cv2.resize(lamps.mask, (width, height), interpolation=cv2.INTER_AREA).astype(np.float32)[..., None] / 255
     gain = rng.uniform(*s.brightness_range)
     contrast = rng.uniform(0.85, 1.15)
-    out = (out - 128.0) * contrast + 128.0
-    out = out * gain + rng.normal(0, rng.uniform(*s.noise_sigma), out.shape).astype(np.float32)
+    scene = ((scene - 128.0) * contrast + 128.0) * gain
+    out: np.ndarray = scene * (1 - mask) + lamp + glow  # lamp is zero outside its mask: area-averaged, premultiplied
+    out = out + rng.normal(0, rng.uniform(*s.noise_sigma), out.shape).astype(np.float32)
     if rng.random() < 0.2:
         out = cv2.GaussianBlur(out, (3, 3), 0.6)
     return np.clip(out, 0, 255).astype(np.uint8), boxes
