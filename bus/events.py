@@ -465,6 +465,7 @@ class TLDatasetPayload(BaseModel):
         default_factory=lambda: list(TL_TRANSFORM_CODES), min_length=1, description="TIGAUG transformation codes."
     )
     fraction: float = Field(default=1.0, gt=0, le=1, description="Share of the images to augment (seeded sample).")
+    split: str | None = Field(default=None, description="Only images of this split (e.g. test); all when null.")
     seed: int = 0
     out_dir: str | None = Field(default=None, description="Where the augmented dataset goes; the run folder if null.")
     detectors: list[str] = Field(

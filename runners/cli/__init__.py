@@ -12,6 +12,7 @@ from runners.cli import (
     crash_cmds,
     daemon_cmds,
     data_cmds,
+    demo_cmds,
     eval_cmds,
     mrs_cmds,
     ontology_cmds,
@@ -41,6 +42,7 @@ ontology_cmds.register(app)
 tui_cmds.register(app)
 crash_cmds.register(app)
 tl_cmds.register(app)
+demo_cmds.register(app)
 
 
 def main() -> None:

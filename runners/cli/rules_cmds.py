@@ -1,4 +1,4 @@
-"""``drivemt submit rules``, ``drivemt rules extract`` and ``drivemt demo``."""
+"""``drivemt submit rules`` and ``drivemt rules extract`` (and the helpers ``drivemt demo`` shares)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from runners.cli._common import (
     DataDirOpt,
     LogLevelOpt,
     NatsUrlOpt,
-    QdrantUrlOpt,
     console,
     err_console,
     fail,
@@ -38,7 +37,6 @@ def register(app: typer.Typer) -> None:
     """Add the commands to the app."""
     app.add_typer(submit_app, name="submit")
     app.add_typer(rules_app, name="rules")
-    app.command("demo")(demo)
 
 
 @contextmanager
@@ -190,70 +188,6 @@ def _sample_rules() -> list[Any]:
         with resources.as_file(base.joinpath(name)) as path:
             rules.extend(read_rules_file(Path(path), region=region))
     return rules
-
-
-def demo(
-    data_dir: DataDirOpt = None,
-    config: ConfigOpt = None,
-    nats_url: NatsUrlOpt = None,
-    qdrant_url: QdrantUrlOpt = None,
-    report: Annotated[
-        Path | None, typer.Option(help="Where to write the HTML report (default: the run's folder).")
-    ] = None,
-    log_level: LogLevelOpt = None,
-) -> None:
-    """Start the embedded daemon, feed the bundled sample rules, print a summary and write a report.
-
-    If a daemon already runs on the data dir (or --nats-url is given) the rules go to it instead.
-    """
-    cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url, log_level=log_level)
-    rules = _sample_rules()
-
-    async def main() -> Any:
-        from bus import NoDaemonError
-        from runners.client import find_bus_url
-        from runners.inprocess import submit_and_collect
-
-        try:
-            url = find_bus_url(cfg)
-        except NoDaemonError:
-            url = None
-        if url is not None:
-            from bus import Bus, Subjects
-
-            err_console.print(f"using the running daemon at {url}")
-            async with Bus(url=url, subjects=Subjects(cfg.namespace), name="drivemt-demo", settings=cfg.bus) as bus:
-                with progress_bar("sample rules") as update:
-                    return await submit_and_collect(
-                        bus, rules, timeout=600, on_progress=update, source="bundled samples"
-                    )
-        from runners.daemon import Daemon
-
-        err_console.print(f"starting the embedded daemon in {cfg.data_dir}")
-        async with Daemon(cfg) as daemon:
-            assert daemon.bus is not None
-            with progress_bar("sample rules") as update:
-                return await submit_and_collect(
-                    daemon.bus, rules, timeout=600, on_progress=update, source="bundled samples"
-                )
-
-    summary = run_async(main)
-    rows = _report_rows(summary)
-    run_dir = cfg.runs_dir / summary.correlation_id
-    _write_jsonl(run_dir / "results.jsonl", [_plain(r) for r in rows])
-    from tools.report import write_rules_report
-
-    path = write_rules_report(
-        report or run_dir / "report.html",
-        rows=rows,
-        correlation_id=summary.correlation_id,
-        seconds=summary.seconds,
-        provenance=summary.provenance.model_dump(mode="json") if summary.provenance else None,
-    )
-    _print_summary(summary, rows)
-    console.print(f"\nreport: [bold]{path}[/]\nresults: {run_dir / 'results.jsonl'}")
-    if summary.counts()["missing"]:
-        raise fail("some rules got no result in time")
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

@@ -394,6 +394,7 @@ def submit_tl(
     transforms: TransformsOpt = _CODES,
     fraction: FractionOpt = 1.0,
     seed: SeedOpt = 0,
+    split: Annotated[str | None, typer.Option(help="Only images of this split (e.g. test).")] = None,
     detector: DetectorOpt = [],  # noqa: B006 - typer reads list defaults as given
     threshold: Annotated[float | None, typer.Option(help="Violation threshold of the consistency.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the augmented set (and the verdict).")] = False,
@@ -421,6 +422,7 @@ def submit_tl(
                 transforms=codes,
                 fraction=fraction,
                 seed=seed,
+                split=split,
                 detectors=list(detector),
                 threshold=threshold,
             ),

@@ -8,6 +8,9 @@ there as ``Arial.ttf``: ultralytics' dataset check asks for that font and would 
 it. Training passes ``plots=False`` and ``amp=False`` (no AMP check weights), ``pretrained=False`` and
 absolute paths only. Model yamls (``yolov8n.yaml``, ``yolo11n.yaml``) are read from the ultralytics wheel.
 
+Threads: ultralytics resets torch to ``min(8, cores - 1)`` threads when it selects the device (one on
+a two-core machine); loaders and trainers here set its count to ours (two by default) instead.
+
 Training writes a YOLO-layout copy of the dataset (images linked, labels as ``class cx cy w h``
 normalised) under the output folder; the class order is :data:`runners.detectors.base.CLASS_NAMES`, and
 the names travel inside the weights file.
@@ -101,6 +104,16 @@ def configure_ultralytics(config_dir: Path | None = None) -> Path:
     return folder
 
 
+def _ultralytics_threads(threads: int | None) -> None:
+    """Make ultralytics use our thread count: its device selection resets torch to ``min(8, cores - 1)``."""
+    set_torch_threads(threads)
+    if threads is not None:
+        import torch
+        from ultralytics.utils import torch_utils
+
+        torch_utils.NUM_THREADS = torch.get_num_threads()
+
+
 def packaged_model_yaml(name: str) -> Path | None:
     """The model config the ultralytics wheel ships for a name like ``yolov8n.yaml`` (scale letter dropped)."""
     import importlib.util
@@ -174,7 +187,7 @@ def load_yolo(path: Path, *, name: str | None = None, threads: int | None = DEFA
         DetectorClassesError: Class names that do not map onto states.
     """
     configure_ultralytics()
-    set_torch_threads(threads)
+    _ultralytics_threads(threads)
     from ultralytics import YOLO
 
     label = name or f"yolo:{path}"
@@ -348,7 +361,7 @@ def train_yolo(
     """
     s = settings or YoloTrainSettings()
     configure_ultralytics()
-    set_torch_threads(threads)
+    _ultralytics_threads(threads)
     from ultralytics import YOLO
 
     out = Path(out).resolve()

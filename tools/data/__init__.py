@@ -1,1 +1,1 @@
-"""Data files packaged with drivemt: ontology, lexicon, sample rules, report templates."""
+"""Data files packaged with drivemt: ontology, lexicons, sample rules and crash reports, report templates."""

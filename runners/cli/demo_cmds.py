@@ -1,0 +1,293 @@
+"""``drivemt demo``: the three pipelines on the embedded defaults, with one index page over their reports.
+
+1. **Rules -> MRs**: the bundled German and California sample rules become validated metamorphic relations.
+2. **Crash reports -> scenarios**: four bundled CIREN crash narratives are extracted, simulated in MetaDrive
+   with every vehicle in turn as the ego (K seeded variants), judged and reported.
+3. **Traffic lights**: a synthetic labelled dataset is drawn, a YOLO detector is trained on it on the CPU
+   (once; later demos reuse it from the data dir), its test split is augmented with TIGAUG's twelve
+   transformations and the detector's relations are checked.
+
+Everything goes through a daemon: a running one on the data dir (or ``--nats-url``), else an embedded one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from runners.cli._common import (
+    ConfigOpt,
+    DataDirOpt,
+    LogLevelOpt,
+    NatsUrlOpt,
+    QdrantUrlOpt,
+    console,
+    err_console,
+    fail,
+    make_config,
+    run_async,
+)
+
+__all__ = ["register"]
+
+PARTS = ("rules", "crashes", "tl")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the app."""
+    app.command("demo")(demo)
+
+
+def _sample_crashes() -> list[Any]:
+    from tools.crash_extract import CrashReport
+
+    text = resources.files("tools.data").joinpath("sample_crashes.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [CrashReport(case_id=r["case_id"], summary=r["summary"]) for r in rows]
+
+
+def _demo_detector(cfg: Any, train_seconds: float, images: int) -> tuple[Path, str]:
+    """The synthetic dataset and the trained demo detector, made once per data dir and recipe."""
+    from runners.cli.rules_cmds import progress_bar
+    from runners.detectors import demo_training_recipe, load_detector, train_detector
+    from runners.detectors.evaluation import evaluate_detector
+    from tools.provenance import config_hash
+    from tools.tl.datasets import MANIFEST_NAME, load_dataset
+    from tools.tl.synth import synth_tl
+
+    recipe = demo_training_recipe()
+    n_train = images or recipe.n_train
+    key = config_hash({"recipe": recipe.model_dump(mode="json"), "seconds": train_seconds, "n_train": n_train})
+    root = cfg.data_dir / "demo" / f"tl-{key}"
+    data = root / "synth"
+    if not (data / MANIFEST_NAME).is_file():
+        err_console.print(f"drawing the synthetic traffic-light dataset ({n_train} training images) in {data}")
+        with progress_bar("synthetic images") as update:
+            synth_tl(
+                data,
+                n_train=n_train,
+                n_val=recipe.n_val,
+                n_test=recipe.n_test,
+                width=recipe.width,
+                height=recipe.height,
+                seed=recipe.seed,
+                settings=recipe.synth,
+                progress=update,
+            )
+    weights = root / "detector" / "yolo.pt"
+    if not weights.is_file():
+        err_console.print(
+            f"training the demo YOLO detector on the CPU for up to {train_seconds:.0f} s "
+            "(first demo on this data dir only; later demos reuse it)"
+        )
+        ds = load_dataset(data)
+        with progress_bar("training (%)") as update:
+            trained = train_detector(
+                "yolo",
+                ds,
+                root / "detector",
+                epochs=recipe.epochs,
+                imgsz=recipe.imgsz,
+                time_limit_s=train_seconds,
+                seed=recipe.seed,
+                yolo=recipe.yolo,
+                progress=lambda _msg, frac: update(round(frac * 100), 100),
+            )
+        if trained != weights:
+            weights.parent.mkdir(parents=True, exist_ok=True)
+            trained.replace(weights)
+        score = evaluate_detector(load_detector(f"yolo:{weights}"), ds, split="test").map
+        (root / "detector" / "score.json").write_text(json.dumps({"map_5095_test": score}), encoding="utf-8")
+    score_file = root / "detector" / "score.json"
+    score = json.loads(score_file.read_text())["map_5095_test"] if score_file.is_file() else float("nan")
+    console.print(f"demo detector: yolo:{weights} (mAP@[.5:.95] {score:.3f} on the synthetic test split)")
+    return data, f"yolo:{weights}"
+
+
+def _write_index(path: Path, links: list[tuple[str, str, str]]) -> Path:
+    import html
+
+    items = "\n".join(
+        f'<li><a href="{html.escape(Path(p).resolve().as_uri())}">{html.escape(t)}</a> — {html.escape(d)}</li>'
+        for t, p, d in links
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "<!doctype html><meta charset='utf-8'><title>drivemt demo</title>"
+        "<body style='font:15px system-ui;margin:2rem auto;max-width:900px'>"
+        f"<h1>drivemt demo</h1><ul>{items}</ul></body>",
+        encoding="utf-8",
+    )
+    return path
+
+
+def demo(
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    nats_url: NatsUrlOpt = None,
+    qdrant_url: QdrantUrlOpt = None,
+    parts: Annotated[str, typer.Option(help="Comma-separated parts to run: rules, crashes, tl.")] = "rules,crashes,tl",
+    variants: Annotated[int, typer.Option(help="Seeded variants per ego in the crash part (SAFE's K).")] = 5,
+    workers: Annotated[int, typer.Option(help="Simulator processes of an embedded daemon (default: CPU cores).")] = 0,
+    tl_train_seconds: Annotated[
+        float, typer.Option(help="Training budget of the demo detector (first demo on a data dir only).")
+    ] = 600.0,
+    tl_train_images: Annotated[
+        int, typer.Option(help="Synthetic training images (0: the demo recipe's number).", hidden=True)
+    ] = 0,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Run drivemt's three pipelines on the embedded defaults and write one page linking their reports.
+
+    rules: bundled traffic rules -> validated metamorphic relations. crashes: bundled crash reports -> MetaDrive
+    scenarios, each vehicle in turn the ego, judged. tl: a synthetic traffic-light set, a detector trained on it
+    on the CPU (cached in the data dir), its test images augmented with TIGAUG's 12 transformations and judged.
+    If a daemon already runs on the data dir (or --nats-url is given) the work goes to it instead.
+    """
+    chosen = [p.strip() for p in parts.split(",") if p.strip()]
+    unknown = [p for p in chosen if p not in PARTS]
+    if unknown or not chosen:
+        raise fail(f"unknown part(s) {', '.join(unknown) or '(none)'}: use {', '.join(PARTS)}")
+    cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url, log_level=log_level)
+    agents = cfg.agents.model_copy(deep=True)
+    agents.sim_runner.copies = workers if workers > 0 else max(1, min(os.cpu_count() or 1, 4))
+    cfg = cfg.model_copy(update={"agents": agents})
+    tl_inputs = _demo_detector(cfg, tl_train_seconds, tl_train_images) if "tl" in chosen else None
+    started = time.perf_counter()
+
+    async def main() -> dict[str, Any]:
+        from bus import Bus, NoDaemonError, Subjects
+        from runners.client import find_bus_url
+
+        try:
+            url = find_bus_url(cfg)
+        except NoDaemonError:
+            url = None
+        if url is not None:
+            err_console.print(f"using the running daemon at {url}")
+            async with Bus(url=url, subjects=Subjects(cfg.namespace), name="drivemt-demo", settings=cfg.bus) as bus:
+                return await _run_parts(bus, chosen, variants, tl_inputs)
+        from runners.daemon import Daemon
+
+        err_console.print(f"starting the embedded daemon in {cfg.data_dir}")
+        async with Daemon(cfg) as daemon:
+            assert daemon.bus is not None
+            return await _run_parts(daemon.bus, chosen, variants, tl_inputs)
+
+    results = run_async(main)
+    links: list[tuple[str, str, str]] = []
+    failed: list[str] = []
+    if "rules" in results:
+        links.append(_finish_rules(cfg, results["rules"]))
+        if results["rules"].counts()["missing"]:
+            failed.append("some rules got no result in time")
+    if "crashes" in results:
+        link, ok = _finish_crashes(cfg, results["crashes"])
+        if link:
+            links.append(link)
+        if not ok:
+            failed.append("some crash cases got no verdict in time")
+    if "tl" in results:
+        link, ok = _finish_tl(results["tl"])
+        if link:
+            links.append(link)
+        if not ok:
+            failed.append("the traffic-light part did not finish")
+    index = _write_index(cfg.runs_dir / "demo.html", links)
+    console.print(f"\n[bold]demo finished in {time.perf_counter() - started:.0f} s[/]; all reports: [bold]{index}[/]")
+    if failed:
+        raise fail("; ".join(failed))
+
+
+async def _run_parts(bus: Any, chosen: list[str], variants: int, tl_inputs: tuple[Path, str] | None) -> dict[str, Any]:
+    from bus import SimOptions, TLDatasetSubmitted
+    from bus.events import TLDatasetPayload
+    from runners.cli.rules_cmds import _sample_rules, progress_bar
+    from runners.crash_client import submit_crashes
+    from runners.inprocess import submit_and_collect
+    from runners.tl_client import wait_for_tl
+
+    out: dict[str, Any] = {}
+    if "rules" in chosen:
+        with progress_bar("sample rules") as update:
+            out["rules"] = await submit_and_collect(
+                bus, _sample_rules(), timeout=600, on_progress=update, source="bundled samples"
+            )
+    if "crashes" in chosen:
+        with progress_bar("crash runs") as update:
+            out["crashes"] = await submit_crashes(
+                bus,
+                _sample_crashes(),
+                simulate=SimOptions(variants=variants),
+                timeout=1800,
+                on_progress=lambda done, total, _msg: update(done, total),
+                source="bundled samples",
+            )
+    if "tl" in chosen and tl_inputs is not None:
+        data, detector = tl_inputs
+        event = TLDatasetSubmitted(
+            producer="demo",
+            payload=TLDatasetPayload(
+                dataset=str(data), split="test", detectors=[detector], fraction=0.5, seed=0, name="synthetic"
+            ),
+        )
+        with progress_bar("traffic lights") as update:
+            out["tl"] = await wait_for_tl(bus, event, timeout=1800, on_progress=update)
+    return out
+
+
+def _finish_rules(cfg: Any, summary: Any) -> tuple[str, str, str]:
+    from runners.cli.rules_cmds import _plain, _print_summary, _report_rows, _write_jsonl
+    from tools.report import write_rules_report
+
+    rows = _report_rows(summary)
+    run_dir = cfg.runs_dir / summary.correlation_id
+    _write_jsonl(run_dir / "results.jsonl", [_plain(r) for r in rows])
+    path = write_rules_report(
+        run_dir / "report.html",
+        rows=rows,
+        correlation_id=summary.correlation_id,
+        seconds=summary.seconds,
+        provenance=summary.provenance.model_dump(mode="json") if summary.provenance else None,
+    )
+    _print_summary(summary, rows)
+    console.print(f"rules report: [bold]{path}[/]\n")
+    c = summary.counts()
+    return ("Traffic rules → metamorphic relations", str(path), f"{c['accepted']} accepted of {len(rows)} rules")
+
+
+def _finish_crashes(cfg: Any, batch: Any) -> tuple[tuple[str, str, str] | None, bool]:
+    from runners.cli.crash_cmds import _finish_batch
+    from tools.crash_report import _totals, load_batch
+
+    batch_dir = cfg.runs_dir / batch.correlation_id
+    try:
+        _finish_batch(batch_dir, batch, json_out=False, timeout=1800)
+    except typer.Exit:
+        return None, False
+    totals = _totals(load_batch(batch_dir))
+    return (
+        (
+            "Crash reports → simulated scenarios",
+            str(batch_dir / "crashes.html"),
+            f"{totals['reproduced']} of {totals['scenarios']} crashes reproduced, {totals['violations']} violations "
+            f"in {totals['runs']} runs",
+        ),
+        True,
+    )
+
+
+def _finish_tl(outcome: Any) -> tuple[tuple[str, str, str] | None, bool]:
+    for line in outcome.lines():
+        console.print(line, highlight=False)
+    if outcome.verdict is None or not outcome.verdict.payload.report:
+        return None, False
+    v = outcome.verdict.payload
+    total = sum(sum(x.values()) for x in v.violations.values())
+    return ("Traffic-light detector under TIGAUG", v.report, f"{total} violations in {v.pairs} pairs"), True
