@@ -190,6 +190,7 @@ class AgentRunner:
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._hb_task: asyncio.Task[None] | None = None
+        self._hb_stop = asyncio.Event()
         self._slots = asyncio.Semaphore(self.concurrency)
         self._ready = asyncio.Event()
         self._subjects = [m.model_fields["type"].default for m in agent.consumes]
@@ -251,10 +252,11 @@ class AgentRunner:
                 log.warning("handed back unfinished work", agent=self.agent.name, count=len(pending))
         with contextlib.suppress(Exception):
             await self._beat()
+        self._hb_stop.set()
         if self._hb_task is not None:
             self._hb_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._hb_task
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError, Exception):
+                await asyncio.wait_for(self._hb_task, timeout=self.bus.settings.connect_timeout_s + 5.0)
         with contextlib.suppress(Exception):
             await self._psub.unsubscribe()
         await self.agent.teardown()
@@ -285,14 +287,18 @@ class AgentRunner:
         await self.bus.publish(hb)
 
     async def _heartbeats(self) -> None:
-        while True:
+        # The loop ends on the stop flag as well as on cancellation: nats-py's request can swallow a
+        # cancellation that arrives as its reply does (asyncio.wait_for on 3.11), and a heartbeat loop that
+        # lost its cancellation would keep the runner from ever stopping.
+        while not self._hb_stop.is_set():
             try:
                 await self._beat()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 log.warning("heartbeat failed", agent=self.agent.name, error=str(exc))
-            await asyncio.sleep(self.heartbeat_interval_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._hb_stop.wait(), timeout=self.heartbeat_interval_s)
 
     # -- consuming ----------------------------------------------------------------------------
     async def _consume(self) -> None:

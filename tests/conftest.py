@@ -26,11 +26,19 @@ from tools.ontology import Ontology, load_ontology
 
 
 def _dump_tasks(signum: int, frame: object) -> None:
-    """On SIGUSR1, print the stack of every pending asyncio task (threads alone do not show a hung await)."""
-    for task in list(asyncio.tasks._all_tasks):
-        if not task.done():
-            print(f"--- {task.get_name()}", file=sys.stderr)
-            task.print_stack(file=sys.stderr)
+    """On SIGUSR1, write the stack of every pending asyncio task to a file (pytest captures stderr, and threads
+    alone do not show a hung await): ``$DRIVEMT_TASK_DUMP`` or ``<tmp>/drivemt-tasks-<pid>.txt``."""
+    import tempfile
+
+    path = os.environ.get("DRIVEMT_TASK_DUMP") or os.path.join(
+        tempfile.gettempdir(), f"drivemt-tasks-{os.getpid()}.txt"
+    )
+    with open(path, "w", encoding="utf-8") as out:
+        for task in list(asyncio.tasks._all_tasks):
+            if not task.done():
+                print(f"--- {task.get_name()}", file=out)
+                task.print_stack(file=out)
+    print(f"asyncio tasks written to {path}", file=sys.__stderr__)
 
 
 if hasattr(signal, "SIGUSR1"):
