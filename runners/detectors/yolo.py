@@ -8,8 +8,10 @@ there as ``Arial.ttf``: ultralytics' dataset check asks for that font and would 
 it. Training passes ``plots=False`` and ``amp=False`` (no AMP check weights), ``pretrained=False`` and
 absolute paths only. Model yamls (``yolov8n.yaml``, ``yolo11n.yaml``) are read from the ultralytics wheel.
 
-Threads: ultralytics resets torch to ``min(8, cores - 1)`` threads when it selects the device (one on
-a two-core machine); loaders and trainers here set its count to ours (two by default) instead.
+Threads: ultralytics resets torch to ``min(8, cores - 1)`` threads whenever it selects the device (one
+on a two-core machine). Inference here uses ours instead (two by default). Training keeps ultralytics'
+count by default: its data-loader worker needs the remaining core, and on two busy cores a second torch
+thread made an epoch three times slower (every parallel region waits for its descheduled thread).
 
 Training writes a YOLO-layout copy of the dataset (images linked, labels as ``class cx cy w h``
 normalised) under the output folder; the class order is :data:`runners.detectors.base.CLASS_NAMES`, and
@@ -105,9 +107,9 @@ def configure_ultralytics(config_dir: Path | None = None) -> Path:
 
 
 def _ultralytics_threads(threads: int | None) -> None:
-    """Make ultralytics use our thread count: its device selection resets torch to ``min(8, cores - 1)``."""
-    set_torch_threads(threads)
+    """Make ultralytics use our thread count (None: keep its ``min(8, cores - 1)``)."""
     if threads is not None:
+        set_torch_threads(threads)
         import torch
         from ultralytics.utils import torch_utils
 
@@ -338,7 +340,7 @@ def train_yolo(
     seed: int = 0,
     settings: YoloTrainSettings | None = None,
     progress: TrainProgress | None = None,
-    threads: int | None = DEFAULT_TORCH_THREADS,
+    threads: int | None = None,
 ) -> Path:
     """Train an ultralytics detector on CPU, offline, and return its weights file.
 
@@ -353,7 +355,8 @@ def train_yolo(
         seed: Seeds ultralytics (``deterministic=True``).
         settings: Model and hyper-parameters; :class:`YoloTrainSettings` defaults when None.
         progress: Called after each epoch with a message and the fraction done.
-        threads: Torch intra-op threads.
+        threads: Torch intra-op threads; None keeps ultralytics' ``min(8, cores - 1)`` (see the module
+            docstring).
 
     Raises:
         EmptyDatasetError: No training image.
