@@ -119,7 +119,8 @@ def demo_training_recipe() -> DemoRecipe:
     Measured with ``bench/tl_detector_training.py`` on the 2-core build machine while other jobs shared
     its cores (load average about 2): 8 epochs fitted the 720 s limit (741 s with set-up and the last
     validation) and gave mAP@[.5:.95] 0.75 on the 150-image test split (mAP@.5 0.96), against the 0.3
-    target. Under heavier load (3-5) a 600 s run of the same recipe fitted 4.5 epochs and still gave 0.63.
+    target. A 300 s limit gave 0.49 (3.3 epochs); under heavier load (3-5) a 600 s run fitted 4.5 epochs
+    and gave 0.63.
     Why these choices:
 
     * 640x360 images (half of 720p) trained and run at 320 px: lights stay 4-14 px wide at 320 px,
