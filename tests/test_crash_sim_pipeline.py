@@ -161,3 +161,60 @@ def test_a_hung_or_refused_run_never_takes_the_worker_down(tmp_path: Path) -> No
         assert record.error is None and record.collisions and record.record_path
     finally:
         worker.close()
+
+
+def injected_scenario(scenario: dict[str, object], *, simulate: SimOptions) -> dict[str, object]:
+    """A ``scenarios.extracted`` event as a user's own tool would inject it (plain JSON)."""
+    from bus import ScenarioExtracted
+    from bus.events import ScenarioExtractedPayload
+    from tools.provenance import Provenance
+    from tools.scenario import Scenario
+
+    good = Scenario.from_data({"case_id": "u1", "road_network": {"road_type": "Straight"}, "actors": [{"id": "V1"}]})
+    event = ScenarioExtracted(
+        producer="user-tool",
+        payload=ScenarioExtractedPayload(
+            case_id="u1",
+            scenario=good,
+            extractor="user",
+            template="Straight",
+            provenance=Provenance(config_hash="x", ontology_hash="x"),
+            simulate=simulate,
+        ),
+    )
+    data = json.loads(event.model_dump_json())
+    data["payload"]["scenario"] = scenario
+    return data
+
+
+@pytest.mark.slow
+async def test_injected_dsls_that_cannot_run_get_clear_errors(daemon: Daemon) -> None:
+    """A DSL with an unknown field is refused at the edge (error event, dead letter); a road the simulator cannot
+    build is an error event naming the problem, and the case still gets its verdict."""
+    assert daemon.bus is not None
+    s = daemon.bus.subjects
+    rec = await Recorder().watch(daemon.bus, s.all_errors, s.crashes_verdict, s.all_deadletters)
+    options = SimOptions(variants=1, render=False, duration_s=5)
+    unknown_field = injected_scenario(
+        {"case_id": "u1", "road_network": {"road_type": "Straight", "bridges": 2}, "actors": [{"id": "V1"}]},
+        simulate=options,
+    )
+    await daemon.bus.publish_raw(s.scenarios_extracted, json.dumps(unknown_field).encode())
+    too_wide = injected_scenario(
+        {
+            "case_id": "u1",
+            "road_network": {"road_type": "Straight", "lanes": 12, "ways": 1},
+            "actors": [{"id": "V1"}, {"id": "V2", "initial_position": "W2E"}],
+            "collisions": [["V1", "V2"]],
+        },
+        simulate=options,
+    )
+    await daemon.bus.publish_raw(s.scenarios_extracted, json.dumps(too_wide).encode())
+    await rec.wait_for(lambda evs: any(isinstance(e, CrashVerdict) for e in evs), timeout=180)
+    errors = rec.of(ErrorReported)
+    refused = [e for e in errors if "bridges" in e.payload.reason]  # type: ignore[attr-defined]
+    assert refused and refused[0].payload.error_type == "EventValidationError"  # type: ignore[attr-defined]
+    unbuildable = [e for e in errors if e.payload.error_type == "TooManyLanesError"]  # type: ignore[attr-defined]
+    assert len(unbuildable) == 2 and "12" in unbuildable[0].payload.reason  # type: ignore[attr-defined]
+    (verdict,) = rec.of(CrashVerdict)
+    assert verdict.payload.runs == 2 and len(verdict.payload.errors) == 2  # type: ignore[attr-defined]

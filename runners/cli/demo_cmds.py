@@ -52,7 +52,7 @@ def _sample_crashes() -> list[Any]:
     return [CrashReport(case_id=r["case_id"], summary=r["summary"]) for r in rows]
 
 
-def _demo_detector(cfg: Any, train_seconds: float, images: int) -> tuple[Path, str]:
+def _demo_detector(cfg: Any, train_seconds: float | None, images: int) -> tuple[Path, str]:
     """The synthetic dataset and the trained demo detector, made once per data dir and recipe."""
     from runners.cli.rules_cmds import progress_bar
     from runners.detectors import demo_training_recipe, load_detector, train_detector
@@ -62,6 +62,7 @@ def _demo_detector(cfg: Any, train_seconds: float, images: int) -> tuple[Path, s
     from tools.tl.synth import synth_tl
 
     recipe = demo_training_recipe()
+    train_seconds = train_seconds or recipe.time_limit_s
     n_train = images or recipe.n_train
     key = config_hash({"recipe": recipe.model_dump(mode="json"), "seconds": train_seconds, "n_train": n_train})
     root = cfg.data_dir / "demo" / f"tl-{key}"
@@ -136,8 +137,9 @@ def demo(
     variants: Annotated[int, typer.Option(help="Seeded variants per ego in the crash part (SAFE's K).")] = 5,
     workers: Annotated[int, typer.Option(help="Simulator processes of an embedded daemon (default: CPU cores).")] = 0,
     tl_train_seconds: Annotated[
-        float, typer.Option(help="Training budget of the demo detector (first demo on a data dir only).")
-    ] = 600.0,
+        float | None,
+        typer.Option(help="Training budget of the demo detector, seconds (default: the demo recipe's 720)."),
+    ] = None,
     tl_train_images: Annotated[
         int, typer.Option(help="Synthetic training images (0: the demo recipe's number).", hidden=True)
     ] = 0,
