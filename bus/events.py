@@ -4,7 +4,8 @@ Each event has an id, a correlation id (the submission it belongs to), a causati
 that caused it), its producer, a UTC timestamp, a schema version, a one-line human summary (what the
 terminal UI's conversation view shows) and a typed payload. The ``type`` field discriminates; the
 registry refuses two models with one type. Events are validated at the edge (:func:`decode_event`);
-inside the system the types are trusted.
+inside the system the types are trusted. The payload models live in :mod:`bus.payloads` and are
+re-exported here.
 """
 
 from __future__ import annotations
