@@ -38,12 +38,21 @@ def daemon(
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
     qdrant_url: QdrantUrlOpt = None,
+    sim_workers: Annotated[
+        int | None,
+        typer.Option(
+            "--sim-workers",
+            help="Simulator processes (warm MetaDrive engines) in this daemon; 0 runs none here. "
+            "Default: the config's agents.sim_runner.copies (1).",
+        ),
+    ] = None,
     log_level: LogLevelOpt = None,
 ) -> None:
     """Run the daemon: bus, memory and agents, until SIGINT/SIGTERM.
 
     Without --nats-url it starts an embedded nats-server (JetStream) and records its URL in the data
-    dir, where `drivemt submit`, `status` and the other commands find it.
+    dir, where `drivemt submit`, `status` and the other commands find it. More daemons pointed at the
+    same --nats-url (and --qdrant-url) share every agent's work queue, simulations included.
     """
     cfg = make_config(
         config=config,
@@ -54,6 +63,10 @@ def daemon(
         default_level="info",
         default_format="json",
     )
+    if sim_workers is not None:
+        if sim_workers < 0:
+            raise fail("--sim-workers must be 0 or more")
+        cfg.agents.sim_runner.copies = sim_workers
     from runners.daemon import Daemon
 
     async def main() -> None:
