@@ -1,4 +1,4 @@
-"""Builds the rules -> MRs pipeline (ontology, parsers, validator, store, agents) from the configuration.
+"""Builds the pipelines (ontology, parsers, validator, crash extractor, store, agents) from the configuration.
 
 The daemon and the in-process CLI run use the same assembly, so what ``drivemt rules extract`` does
 is exactly what a daemon does.
@@ -23,9 +23,10 @@ from bus import Bus
 from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings
 from memory.templates import TemplateStore
-from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
+from runners.config import DrivemtConfig, api_key_for, crash_extractor_model, qdrant_api_key
 from tools.lexicon import load_lexicon
 from tools.llm import build_model_client
+from tools.llm_crash import LLMCrashExtractor
 from tools.llm_parser import LLMRuleParser
 from tools.llm_validator import LLMSelfCheckValidator
 from tools.offline_parser import OntologyGroundedParser
@@ -100,6 +101,13 @@ class RulePipeline:
             if llm.validator is not None
             else self.offline_validator
         )
+        crash_model = crash_extractor_model(llm)
+        # The crash extractor: a model when one is configured (else the offline rules, its fallback too).
+        self.crash_extractor = (
+            LLMCrashExtractor(model_client=client_for(crash_model), label=crash_model.label)
+            if crash_model is not None
+            else None
+        )
         self.model_clients = clients
         models = [p.name for p in self.llm_parsers]
         if llm.include_offline_parser or not self.llm_parsers:
@@ -146,7 +154,9 @@ class RulePipeline:
         validator = ValidatorAgent(
             validator=self.validator, store=self.store, ontology=self.ontology, provenance=self.provenance
         )
-        extractor = CrashExtractorAgent(templates=self.templates, provenance=self.crash_provenance)
+        extractor = CrashExtractorAgent(
+            templates=self.templates, provenance=self.crash_provenance, llm=self.crash_extractor
+        )
         planner = SimPlannerAgent(runs_dir=self.config.runs_dir)
         judge = JudgeAgent(bus=bus)
         augmenter = TLAugmenterAgent(bus=bus, runs_dir=self.config.runs_dir)
