@@ -314,3 +314,18 @@ async def test_daemon_extracts_with_the_model(config: DrivemtConfig, embedder: M
     assert event.payload.scenario.road_network.stem_direction == "S"
     assert event.payload.sketch == str(sketch)
     assert any(isinstance(p, Image) for p in last_user(client.create_calls[0]).content)
+
+
+async def test_unusable_meta_retry_keeps_the_first_answer_with_its_doubts(
+    templates: dict[str, ScenarioTemplate],
+) -> None:
+    """When the meta retry's answer does not parse, the first (parsed) meta message is kept and its doubts noted."""
+    straight = dsl(
+        road_network={"road_type": "Straight", "lanes": 5, "ways": 2, "main_lanes": None, "main_ways": None},
+        actor_0={"lane": 1},
+    )
+    client = replay(meta(road="Straight"), "not JSON at all", straight)
+    scenario = await LLMCrashExtractor(model_client=client, label=LABEL).extract(report(), templates)
+    assert scenario.road_network.road_type == "Straight" and scenario.road_network.lanes == 5
+    doubts = [n for n in scenario.notes if n.startswith("meta message doubts left")]
+    assert len(doubts) == 1 and "crossing directions" in doubts[0] and "the retry's answer was unusable" in doubts[0]
