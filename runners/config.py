@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import platformdirs
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bus.connection import BusSettings, ConsumerSettings
@@ -28,9 +28,7 @@ __all__ = [
     "AgentSettings",
     "ConfigError",
     "DrivemtConfig",
-    "LLMConfig",
     "api_key_for",
-    "crash_extractor_model",
     "load_config",
     "qdrant_api_key",
 ]
@@ -43,36 +41,6 @@ class ConfigError(DrivemtError):
         self.source = source
         self.reason = reason
         super().__init__(f"configuration {source}: {reason}")
-
-
-class LLMConfig(LLMSettings):
-    """The ``llm`` section: the rule pipeline's models (:class:`tools.llm.LLMSettings`) and the crash extractor's."""
-
-    crash_extractor: ModelConfig | Literal["offline"] | None = Field(
-        default=None,
-        description="The model reading crash reports (SAFE; vision-capable models also get the sketch); 'offline' "
-        "keeps the rules (offline:crash-rules). Unset: the shorthand llm.model, else llm.validator, when llm.provider "
-        "is not offline; otherwise offline.",
-    )
-
-
-def crash_extractor_model(llm: LLMSettings) -> ModelConfig | None:
-    """The model the CrashExtractor uses, or None for the offline extractor.
-
-    ``llm.crash_extractor`` when given (``offline`` forces the rules); else, when ``llm.provider`` is not
-    ``offline``, the shorthand ``llm.model`` or, without one, ``llm.validator``; else none. A plain
-    :class:`tools.llm.LLMSettings` (no ``crash_extractor`` key) follows the same defaults.
-    """
-    chosen = getattr(llm, "crash_extractor", None)
-    if chosen == "offline":
-        return None
-    if isinstance(chosen, ModelConfig):
-        return chosen
-    if llm.provider == "offline":
-        return None
-    if llm.model:
-        return ModelConfig(provider=llm.provider, model=llm.model, base_url=llm.base_url)
-    return llm.validator
 
 
 class AgentSettings(BaseModel):
@@ -133,7 +101,7 @@ class DrivemtConfig(BaseSettings):
         default_factory=list, description="User ontology files extending the packaged one."
     )
     lexicon_file: Path | None = Field(default=None, description="A traffic lexicon replacing the packaged one.")
-    llm: LLMConfig = Field(default_factory=LLMConfig)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     bus: BusSettings = Field(default_factory=BusSettings)
@@ -152,14 +120,6 @@ class DrivemtConfig(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = Field(default="info")
     log_format: Literal["json", "console"] = Field(default="json", description="json for machines, console for people.")
     seed: int = Field(default=0, description="Seed recorded in provenance (the rule pipeline is deterministic).")
-
-    @field_validator("llm", mode="before")
-    @classmethod
-    def _plain_llm_settings(cls, value: Any) -> Any:
-        # A tools.llm.LLMSettings from code that predates the crash_extractor key is still an llm section.
-        if isinstance(value, LLMSettings) and not isinstance(value, LLMConfig):
-            return value.model_dump()
-        return value
 
     @property
     def qdrant_path(self) -> Path:

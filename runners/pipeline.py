@@ -23,9 +23,9 @@ from bus import Bus
 from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings
 from memory.templates import TemplateStore
-from runners.config import DrivemtConfig, api_key_for, crash_extractor_model, qdrant_api_key
+from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
 from tools.lexicon import load_lexicon
-from tools.llm import build_model_client
+from tools.llm import build_model_client, crash_extractor_model
 from tools.llm_crash import LLMCrashExtractor
 from tools.llm_parser import LLMRuleParser
 from tools.llm_validator import LLMSelfCheckValidator

@@ -18,12 +18,12 @@ from agents.crash_extractor import CrashExtractorAgent
 from bus import CrashSubmitted, ScenarioExtracted
 from bus.events import CrashSubmittedPayload
 from memory import MiniLMEmbedder
-from runners.config import DrivemtConfig, LLMConfig, crash_extractor_model
+from runners.config import DrivemtConfig
 from runners.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
 from tools.crash_extract import CrashReport, NotACrashReportError
 from tools.crash_templates import ScenarioTemplate, packaged_templates
-from tools.llm import ModelConfig
+from tools.llm import LLMSettings, ModelConfig, crash_extractor_model
 from tools.llm_crash import LLMCrashExtractor, MetaMessage, ScenarioDraft
 from tools.provenance import Provenance
 
@@ -288,21 +288,21 @@ async def test_bad_reports_never_reach_the_model(templates: dict[str, ScenarioTe
 def test_which_model_reads_crash_reports() -> None:
     """llm.crash_extractor wins ('offline' forces the rules); else the shorthand model or the validator, unless offline."""
     gpt = ModelConfig(provider="openai", model="gpt-4o")
-    assert crash_extractor_model(LLMConfig()) is None
-    assert crash_extractor_model(LLMConfig(crash_extractor=gpt)) == gpt
-    shorthand = crash_extractor_model(LLMConfig(provider="openai", model="gpt-4o-mini"))
+    assert crash_extractor_model(LLMSettings()) is None
+    assert crash_extractor_model(LLMSettings(crash_extractor=gpt)) == gpt
+    shorthand = crash_extractor_model(LLMSettings(provider="openai", model="gpt-4o-mini"))
     assert shorthand is not None and shorthand.label == "openai:gpt-4o-mini"
-    assert crash_extractor_model(LLMConfig(provider="openai", model="gpt-4o-mini", crash_extractor="offline")) is None
+    assert crash_extractor_model(LLMSettings(provider="openai", model="gpt-4o-mini", crash_extractor="offline")) is None
     judge = ModelConfig(provider="anthropic", model="judge")
-    assert crash_extractor_model(LLMConfig(provider="openai", parsers=[gpt], validator=judge)) == judge
-    assert crash_extractor_model(LLMConfig(parsers=[gpt], validator=judge)) is None  # provider offline
+    assert crash_extractor_model(LLMSettings(provider="openai", parsers=[gpt], validator=judge)) == judge
+    assert crash_extractor_model(LLMSettings(parsers=[gpt], validator=judge)) is None  # provider offline
 
 
 @pytest.mark.slow
 async def test_daemon_extracts_with_the_model(config: DrivemtConfig, embedder: MiniLMEmbedder, sketch: Path) -> None:
     """Through a real daemon with an injected model client, a crash report yields a scenario extracted by the model."""
     client = replay(meta(), dsl(), vision=True)
-    cfg = config.model_copy(update={"llm": LLMConfig(crash_extractor=ModelConfig(provider="openai", model="gpt-4o"))})
+    cfg = config.model_copy(update={"llm": LLMSettings(crash_extractor=ModelConfig(provider="openai", model="gpt-4o"))})
     async with Daemon(cfg, embedder=embedder, model_clients={LABEL: client}) as daemon:
         assert daemon.bus is not None
         rec = await Recorder().watch(daemon.bus, daemon.bus.subjects.scenarios_extracted)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from tools.errors import LLMConfigurationError
 
-__all__ = ["LLMSettings", "ModelConfig", "build_model_client"]
+__all__ = ["LLMSettings", "ModelConfig", "build_model_client", "crash_extractor_model"]
 
 Provider = Literal["openai", "anthropic", "replay"]
 
@@ -65,6 +65,12 @@ class LLMSettings(BaseModel):
     validator: ModelConfig | None = Field(default=None, description="The model answering the validation questions.")
     include_offline_parser: bool = Field(default=True, description="Also propose the offline parser's candidates.")
     samples: int = Field(default=1, ge=1, le=10, description="Self-check samples per validation question.")
+    crash_extractor: ModelConfig | Literal["offline"] | None = Field(
+        default=None,
+        description="The model reading crash reports (SAFE; vision-capable models also get the sketch); 'offline' "
+        "keeps the rules (offline:crash-rules). Unset: the shorthand llm.model, else llm.validator, when llm.provider "
+        "is not offline; otherwise offline.",
+    )
     propose_ontology: bool = Field(
         default=False, description="Let `ontology propose` ask the validator model for new terms."
     )
@@ -143,3 +149,21 @@ def build_model_client(config: ModelConfig, *, api_key: str | None = None) -> An
         }
         return ReplayChatCompletionClient(answers, model_info=info)  # type: ignore[arg-type]
     raise LLMConfigurationError(f"unknown provider {config.provider!r}")
+
+
+def crash_extractor_model(llm: LLMSettings) -> ModelConfig | None:
+    """The model the CrashExtractor uses, or None for the offline extractor.
+
+    ``llm.crash_extractor`` when given (``offline`` forces the rules); else, when ``llm.provider`` is not
+    ``offline``, the shorthand ``llm.model`` or, without one, ``llm.validator``; else none. A plain
+    """
+    chosen = llm.crash_extractor
+    if chosen == "offline":
+        return None
+    if isinstance(chosen, ModelConfig):
+        return chosen
+    if llm.provider == "offline":
+        return None
+    if llm.model:
+        return ModelConfig(provider=llm.provider, model=llm.model, base_url=llm.base_url)
+    return llm.validator

@@ -42,25 +42,51 @@ def register(app: typer.Typer) -> None:
     submit_app.command("crash")(submit_crash)
 
 
-def _extract_all(path: Path) -> list[tuple[str, Any, str | None]]:
-    """(case id, scenario or None, error) for every case under ``path``, with a progress bar."""
-    from tools.crash_extract import OfflineCrashExtractor, find_cases, read_case
+def _extract_all(path: Path, config: Path | None = None) -> tuple[list[tuple[str, Any, str | None]], str]:
+    """(case id, scenario or None, error) for every case under ``path``, and the extractor's name.
 
+    The configured crash model (``llm.crash_extractor``, or the shorthand ``llm.model``) reads the reports when
+    there is one, with the offline rules as its fallback, exactly as the CrashExtractor agent does; otherwise
+    the offline rules (``offline:crash-rules``).
+    """
+    import asyncio
+
+    from agents.crash_extractor import CrashExtractorAgent
+    from runners.config import api_key_for
+    from tools.crash_extract import OFFLINE_CRASH_EXTRACTOR, find_cases, read_case
+    from tools.crash_templates import packaged_templates
+    from tools.llm import build_model_client, crash_extractor_model
+    from tools.llm_crash import LLMCrashExtractor
+    from tools.provenance import Provenance
+
+    cfg = make_config(config=config)
     try:
         folders = find_cases(path)
+        model = crash_extractor_model(cfg.llm)
+        llm = (
+            LLMCrashExtractor(model_client=build_model_client(model, api_key=api_key_for(model)), label=model.label)
+            if model is not None
+            else None
+        )
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
-    extractor = OfflineCrashExtractor()
+    agent = CrashExtractorAgent(templates=None, provenance=Provenance(config_hash=cfg.hash, ontology_hash=""), llm=llm)
+    templates = packaged_templates()
     out: list[tuple[str, Any, str | None]] = []
-    with Progress(console=err_console, transient=True) as progress:
-        task = progress.add_task("extracting", total=len(folders))
-        for folder in folders:
-            try:
-                out.append((folder.name, extractor.extract(read_case(folder)), None))
-            except DrivemtError as exc:
-                out.append((folder.name, None, str(exc)))
-            progress.advance(task)
-    return out
+
+    async def run_all() -> None:
+        with Progress(console=err_console, transient=True) as progress:
+            task = progress.add_task("extracting", total=len(folders))
+            for folder in folders:
+                try:
+                    scenario, _name, _models = await agent.extract(read_case(folder), templates)
+                    out.append((folder.name, scenario, None))
+                except DrivemtError as exc:
+                    out.append((folder.name, None, str(exc)))
+                progress.advance(task)
+
+    asyncio.run(run_all())
+    return out, llm.name if llm is not None else OFFLINE_CRASH_EXTRACTOR
 
 
 @crash_app.command("extract")
@@ -73,14 +99,16 @@ def crash_extract(
             "--format", help="jsonl: one object per case with its DSL; safe: DIR/<case id>.yaml in gold.yaml layout."
         ),
     ] = "jsonl",
+    config: ConfigOpt = None,
 ) -> None:
-    """Turn crash narratives into the scenario DSL with the offline extractor (offline:crash-rules).
+    """Turn crash narratives into the scenario DSL: the configured crash model (--config, llm.crash_extractor) or the
+    offline rules (offline:crash-rules).
 
     A case that cannot be read or holds no crash narrative gets an `error` string; the rest go on.
     """
     if format_ not in {"jsonl", "safe"}:
         raise fail(f"unknown --format {format_!r}: use jsonl or safe")
-    results = _extract_all(input_)
+    results, extractor = _extract_all(input_, config)
     if format_ == "safe":
         import yaml
 
@@ -97,7 +125,7 @@ def crash_extract(
                 row = {"case_id": case_id, "scenario": scenario.to_dict() if scenario else None, "error": error}
                 fh.write(json.dumps(row) + "\n")
     errors = [(c, e) for c, _, e in results if e]
-    console.print(f"{len(results) - len(errors)} of {len(results)} case(s) extracted -> {out}")
+    console.print(f"{len(results) - len(errors)} of {len(results)} case(s) extracted by {extractor} -> {out}")
     for case_id, error in errors:
         err_console.print(f"[red]{case_id}[/]: {error}", highlight=False)
 
@@ -106,6 +134,7 @@ def crash_extract(
 def eval_crashes(
     directory: CasesArg,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object of fractions.")] = False,
+    config: ConfigOpt = None,
 ) -> None:
     """Score extracted scenarios against each case's gold.yaml, as SAFE's RQ1 counts.
 
@@ -117,7 +146,8 @@ def eval_crashes(
     from tools.crash_scoring import CrashScoreReport, score_case
 
     report = CrashScoreReport()
-    for case_id, scenario, _ in _extract_all(directory):
+    results, extractor = _extract_all(directory, config)
+    for case_id, scenario, _ in results:
         gold_path = (directory / case_id if directory.name != case_id else directory) / "gold.yaml"
         if not gold_path.is_file():
             err_console.print(f"[yellow]{case_id}[/]: no gold.yaml, not scored")
@@ -128,7 +158,7 @@ def eval_crashes(
     if json_out:
         print(json.dumps(report.as_dict()))
         return
-    table = Table(title=f"{directory.name}: {report.n} cases (offline:crash-rules)", title_justify="left")
+    table = Table(title=f"{directory.name}: {report.n} cases ({extractor})", title_justify="left")
     table.add_column("part")
     table.add_column("drivemt", justify="right")
     table.add_column("SAFE (GPT-4o)", justify="right")
