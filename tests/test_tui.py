@@ -1,4 +1,4 @@
-"""The terminal UI against a real daemon: agents from heartbeats, the conversation, typed rules."""
+"""The terminal UI against a real daemon: agents from heartbeats, the conversation, typed rules and commands."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from textual.widgets import DataTable, Input, RichLog
 
-from bus import Bus, RulesSubmitted, Subjects
+from bus import Bus, CrashSubmitted, RulesSubmitted, Subjects, TLDatasetSubmitted
 from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
 from runners.daemon import Daemon
-from tests.helpers import Recorder
+from tests.helpers import FIXTURES, Recorder
 from tui import DrivemtApp
 
 
@@ -65,3 +65,30 @@ async def test_tui_shows_agents_and_submits_typed_rules(daemon: Daemon, nats_url
         await until(pilot, lambda: "invalid" in log_text(app) and app.counts.get("error", 0) >= 1)
         assert "error m-agent EventValidationError: invalid event" in log_text(app)
         await until(pilot, lambda: "deadletter m-agent" in log_text(app))
+
+
+async def test_tui_submits_crash_reports_and_datasets(daemon: Daemon, nats_url: str, namespace: str) -> None:
+    """``/crash --no-sim DIR`` publishes one report per case and its scenario shows; ``/tl`` publishes a dataset;
+    a malformed command is refused in the UI and nothing is published."""
+    assert daemon.bus is not None
+    s = daemon.bus.subjects
+    rec = await Recorder().watch(daemon.bus, s.crashes_submitted, s.tl_datasets_submitted)
+    app = DrivemtApp(Bus(url=nats_url, subjects=Subjects(namespace), name="test-tui"))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.click("#rule")
+        app.query_one("#rule", Input).value = f"/crash --no-sim {FIXTURES / 'crashes'}"
+        await pilot.press("enter")
+        await until(pilot, lambda: log_text(app).count("scenarios.extracted") >= 3)
+        crashes = rec.of(CrashSubmitted)
+        assert len(crashes) == 3 and all(c.producer == "tui" and c.payload.simulate is None for c in crashes)  # type: ignore[attr-defined]
+
+        app.query_one("#rule", Input).value = f"/tl {FIXTURES / 'tl' / 'coco'} --detector yolo:yolov8n.yaml"
+        await pilot.press("enter")
+        await until(pilot, lambda: len(rec.of(TLDatasetSubmitted)) == 1)
+        (tl,) = rec.of(TLDatasetSubmitted)
+        assert tl.payload.detectors == ["yolo:yolov8n.yaml"]  # type: ignore[attr-defined]
+
+        app.query_one("#rule", Input).value = "/tl"
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert len(rec.of(TLDatasetSubmitted)) == 1 and app.query_one("#rule", Input).value == "/tl"

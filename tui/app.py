@@ -1,13 +1,18 @@
-"""The terminal UI: watch the agents work and inject traffic rules.
+"""The terminal UI: watch the agents work and inject traffic rules, crash reports and image sets.
 
 A bus client like any other (``drivemt tui``). It subscribes to every subject of its namespace,
 shows each event's one-line summary in a conversation view, keeps a table of agent instances from
-their heartbeats, and publishes the rules typed into its input line as ``rules.submitted`` events.
+their heartbeats, and publishes what is typed into its input line: a traffic rule as
+``rules.submitted``; ``/crash [--no-sim] PATH`` (a case folder or a folder of them) as
+``crashes.submitted``; ``/tl PATH [--detector KIND:PATH ...]`` as ``tl.datasets.submitted``.
 """
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import ClassVar
 
 from nats.aio.msg import Msg
@@ -35,8 +40,15 @@ _STYLES = {
     "mrs.accepted": "green",
     "mrs.rejected": "yellow",
     "rules.submitted": "cyan",
+    "crashes.submitted": "cyan",
+    "tl.datasets.submitted": "cyan",
+    "crashes.verdict": "bold green",
+    "tl.verdict": "bold green",
+    "violations.found": "bold magenta",
+    "sim.requested": "dim",
     "progress": "dim",
 }
+HELP = "Type a traffic rule, or /crash [--no-sim] CASE_DIR, or /tl DATASET [--detector KIND:PATH]; Enter submits"
 
 
 class DrivemtApp(App[None]):
@@ -75,7 +87,7 @@ class DrivemtApp(App[None]):
             with Vertical():
                 yield RichLog(id="log", wrap=True, markup=False, max_lines=5000)
                 yield Static(id="status")
-        yield Input(placeholder="Type a traffic rule and press Enter to submit it", id="rule")
+        yield Input(placeholder=HELP, id="rule")
         yield Footer()
 
     async def on_mount(self) -> None:
@@ -156,18 +168,66 @@ class DrivemtApp(App[None]):
     # -- outgoing -------------------------------------------------------------------------------
     @on(Input.Submitted, "#rule")
     async def submit_rule(self, message: Input.Submitted) -> None:
-        """Publish the typed rule as a ``rules.submitted`` event."""
+        """Publish what was typed: a traffic rule, or a ``/crash`` or ``/tl`` command."""
         text = message.value.strip()
         if not text:
             return
+        events: Sequence[Event]
         try:
-            rule = check_rule(TrafficRule(id=f"tui-{datetime.now(UTC):%Y%m%dT%H%M%S%f}", text=text, region=self.region))
-        except DrivemtError as exc:
-            self.notify(str(exc), title="Rule not submitted", severity="error")
+            if text.startswith("/"):
+                events = self._command(text)
+            else:
+                rule = check_rule(
+                    TrafficRule(id=f"tui-{datetime.now(UTC):%Y%m%dT%H%M%S%f}", text=text, region=self.region)
+                )
+                _, events = make_submissions([rule], producer="tui", source="terminal UI")
+        except (DrivemtError, ValueError) as exc:
+            self.notify(str(exc), title="Not submitted", severity="error")
             return
-        _, events = make_submissions([rule], producer="tui", source="terminal UI")
         await self.bus.publish_many(events)
         message.input.clear()
+
+    def _command(self, text: str) -> list[Event]:
+        """Events for ``/crash [--no-sim] PATH`` or ``/tl PATH [--detector SPEC ...]``.
+
+        Raises:
+            ValueError: An unknown command or a malformed one (the message says the form).
+            DrivemtError: A path that holds no crash case or dataset.
+        """
+        from bus.events import TLDatasetSubmitted
+        from bus.payloads import SimOptions, TLDatasetPayload
+        from runners.crash_client import make_crash_submissions
+        from tools.crash_extract import find_cases, read_case
+
+        words = shlex.split(text)
+        command, args = words[0], words[1:]
+        if command == "/crash":
+            simulate = "--no-sim" not in args
+            paths = [a for a in args if a != "--no-sim"]
+            if len(paths) != 1:
+                raise ValueError("use /crash [--no-sim] CASE_DIR (a case folder or a folder of case folders)")
+            reports = [read_case(folder) for folder in find_cases(Path(paths[0]).expanduser())]
+            _, crashes = make_crash_submissions(
+                reports, simulate=SimOptions() if simulate else None, producer="tui", source=paths[0]
+            )
+            return list(crashes)
+        if command == "/tl":
+            detectors: list[str] = []
+            paths = []
+            it = iter(args)
+            for a in it:
+                if a in ("--detector", "-d"):
+                    detectors.append(next(it, ""))
+                else:
+                    paths.append(a)
+            if len(paths) != 1 or "" in detectors:
+                raise ValueError("use /tl DATASET [--detector KIND:PATH ...]")
+            dataset = Path(paths[0]).expanduser().resolve()
+            if not dataset.exists():
+                raise ValueError(f"no such dataset: {dataset}")
+            payload = TLDatasetPayload(dataset=str(dataset), detectors=detectors)
+            return [TLDatasetSubmitted(producer="tui", payload=payload)]
+        raise ValueError(f"unknown command {command}: use /crash or /tl (anything else is a traffic rule)")
 
     def action_next_region(self) -> None:
         """Cycle the region of submitted rules."""
