@@ -93,6 +93,7 @@ class TLAugmenterAgent(Agent):
             transforms=p.transforms,
             seed=p.seed,
             fraction=p.fraction,
+            params=p.params or None,
             export_format=export,
             progress=progress,
         )

@@ -216,6 +216,10 @@ class TLDatasetPayload(BaseModel):
     )
     fraction: float = Field(default=1.0, gt=0, le=1, description="Share of the images to augment (seeded sample).")
     split: str | None = Field(default=None, description="Only images of this split (e.g. test); all when null.")
+    params: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Parameters per transformation code (defaults are TIGAUG's), e.g. {SC: {factor: [0.6, 0.8]}}.",
+    )
     seed: int = 0
     out_dir: str | None = Field(default=None, description="Where the augmented dataset goes; the run folder if null.")
     detectors: list[str] = Field(

@@ -55,6 +55,16 @@ FormatOpt = Annotated[
 TransformsOpt = Annotated[str, typer.Option("--transforms", "-t", help=_TRANSFORM_HELP)]
 SeedOpt = Annotated[int, typer.Option(help="Seed of the sample and of every transformation.")]
 FractionOpt = Annotated[float, typer.Option(help="Share of the images to augment (a seeded sample).")]
+ParamsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--params",
+        help="YAML file of parameters per transformation code (defaults are TIGAUG's), e.g. "
+        "'RN: {drop_size: [0.1, 0.2]}' or 'SC: {factor: [0.6, 0.8]}'.",
+        exists=True,
+        dir_okay=False,
+    ),
+]
 DetectorOpt = Annotated[
     list[str],
     typer.Option(
@@ -105,7 +115,30 @@ def _bar(description: str) -> Any:
     return progress_bar(description)
 
 
-def _augment(ds: Any, out: Path, codes: list[str], seed: int, fraction: float, export: bool) -> Any:
+def _params(path: Path | None) -> dict[str, dict[str, Any]] | None:
+    """Transformation parameters from a YAML file (codes upper-cased; each checked by its params model)."""
+    if path is None:
+        return None
+    import yaml
+
+    from tools.tl.transforms import params_model
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise fail(f"{path}: {exc}") from exc
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise fail(f"{path}: expected a mapping of transformation codes to parameter mappings")
+    out = {str(k).upper(): v for k, v in data.items()}
+    for code, values in out.items():
+        try:
+            params_model(code).model_validate(values)
+        except (DrivemtError, ValueError) as exc:
+            raise fail(f"{path}: {code}: {exc}") from exc
+    return out
+
+
+def _augment(ds: Any, out: Path, codes: list[str], seed: int, fraction: float, export: bool, params: Any = None) -> Any:
     from tools.tl.augment import augment_dataset
 
     export_format = ds.format if export and ds.format in {"lisa", "bosch", "yolo", "coco"} else None
@@ -117,6 +150,7 @@ def _augment(ds: Any, out: Path, codes: list[str], seed: int, fraction: float, e
                 transforms=codes,
                 seed=seed,
                 fraction=fraction,
+                params=params,
                 export_format=export_format,
                 progress=update,
             )
@@ -155,6 +189,7 @@ def tl_augment(
     export: Annotated[
         bool, typer.Option("--export/--no-export", help="Also write the augmented set in the input's format.")
     ] = True,
+    params: ParamsOpt = None,
     log_level: LogLevelOpt = None,
 ) -> None:
     """Augment a labelled traffic-light dataset with TIGAUG's transformations; labels follow each change.
@@ -165,7 +200,7 @@ def tl_augment(
     make_config(log_level=log_level)
     codes = _codes(transforms)
     ds = _load(dataset, format_)
-    _print_augmentation(_augment(ds, out, codes, seed, fraction, export))
+    _print_augmentation(_augment(ds, out, codes, seed, fraction, export, _params(params)))
 
 
 def _print_test(result: Any) -> None:
@@ -207,6 +242,7 @@ def tl_test(
         typer.Option(help="Consistency below which an image violates its relation (default 0.55, see the report)."),
     ] = None,
     conf: Annotated[float, typer.Option(help="Operating confidence of the detectors for the relations.")] = 0.25,
+    params: ParamsOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     log_level: LogLevelOpt = None,
 ) -> None:
@@ -232,7 +268,7 @@ def tl_test(
         ds = ds.model_copy(update={"images": [i for i in ds.images if i.split == split]})
         if not ds.images:
             raise fail(f"no images in split {split!r}")
-    manifest = _augment(ds, out / "augmented", codes, seed, fraction, export=False)
+    manifest = _augment(ds, out / "augmented", codes, seed, fraction, export=False, params=_params(params))
     _print_augmentation(manifest)
     with _bar("detecting") as update:
         try:
