@@ -20,12 +20,13 @@ the names travel inside the weights file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +331,29 @@ class YoloTrainSettings(BaseModel):
     val: bool = Field(default=False, description="Validate every epoch (costly on CPU); the last epoch always is.")
 
 
+@contextlib.contextmanager
+def _quiet_progress_bars() -> Iterator[None]:
+    """Switch off ultralytics' own progress bars while it trains.
+
+    Its dataset caching draws a bar whatever ``YOLO_VERBOSE`` says (it passes ``disable`` explicitly), which
+    garbles drivemt's own progress bar and the JSON a command prints; our ``progress`` callback reports
+    the epochs instead. The class's ``__init__`` is wrapped for the duration and restored after.
+    """
+    from ultralytics.utils import tqdm as ul_tqdm
+
+    original = ul_tqdm.TQDM.__init__
+
+    def quiet(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs["disable"] = True
+        original(self, *args, **kwargs)
+
+    ul_tqdm.TQDM.__init__ = quiet  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        ul_tqdm.TQDM.__init__ = original  # type: ignore[method-assign]
+
+
 def train_yolo(
     dataset: TLDataset,
     out: Path,
@@ -413,7 +437,8 @@ def train_yolo(
     if time_limit_s:
         args["time"] = time_limit_s / 3600.0
     try:
-        model.train(**args)
+        with _quiet_progress_bars():
+            model.train(**args)
     except Exception as exc:
         raise DetectorTrainingError("yolo", f"{type(exc).__name__}: {exc}") from exc
     weights = out / "yolo" / "weights"
