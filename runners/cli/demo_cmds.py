@@ -138,8 +138,12 @@ def demo(
     workers: Annotated[int, typer.Option(help="Simulator processes of an embedded daemon (default: CPU cores).")] = 0,
     tl_train_seconds: Annotated[
         float | None,
-        typer.Option(help="Training budget of the demo detector, seconds (default: the demo recipe's 720)."),
-    ] = None,
+        typer.Option(
+            help="Training budget of the demo detector, seconds (first demo on a data dir only). The default 420 s "
+            "keeps a first demo under 10 minutes here (measured: mAP@[.5:.95] 0.64 on the synthetic test split); "
+            "the demo recipe's 720 s gives about 0.72."
+        ),
+    ] = 420.0,
     tl_train_images: Annotated[
         int, typer.Option(help="Synthetic training images (0: the demo recipe's number).", hidden=True)
     ] = 0,
