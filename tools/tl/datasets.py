@@ -6,24 +6,50 @@ paths relative to its folder), as ``drivemt data synth-tl`` writes it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from tools.tl.errors import DatasetFormatError, EmptyDatasetError
 from tools.tl.labels import TLDataset
 
-__all__ = ["MANIFEST_NAME", "load_dataset", "save_manifest"]
+__all__ = ["MANIFEST_NAME", "load_dataset", "load_manifest", "save_manifest"]
 
 MANIFEST_NAME = "dataset.json"
 
 
 def _manifest_path(path: Path) -> Path | None:
-    if path.is_file() and path.suffix == ".json" and path.name == MANIFEST_NAME:
+    if path.is_file() and path.name == MANIFEST_NAME:
         return path
     if path.is_dir() and (path / MANIFEST_NAME).is_file():
         return path / MANIFEST_NAME
     return None
+
+
+def load_manifest(path: Path) -> TLDataset:
+    """Read drivemt's own manifest, as :func:`tools.tl.synth.synth_tl` writes it (any ``TLDataset`` dumped as JSON).
+
+    Args:
+        path: The manifest file, or the folder that holds ``dataset.json``.
+
+    Returns:
+        The dataset, with a relative ``root`` resolved against the manifest's folder.
+
+    Raises:
+        DatasetFormatError: Missing file or JSON that is not a dataset.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / MANIFEST_NAME
+    if not p.is_file():
+        raise DatasetFormatError(str(p), "no such manifest")
+    try:
+        ds = TLDataset.model_validate(json.loads(p.read_text()))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DatasetFormatError(str(p), f"not a traffic-light dataset manifest: {exc}") from exc
+    root = Path(ds.root) if ds.root else Path(".")
+    if not root.is_absolute():
+        root = (p.parent / root).resolve()
+    return ds.model_copy(update={"root": str(root)})
 
 
 def load_dataset(path: Path, format: str | None = None, *, check_images: bool = True) -> TLDataset:
@@ -36,14 +62,7 @@ def load_dataset(path: Path, format: str | None = None, *, check_images: bool = 
     fmt = format.lower() if format else None
     manifest = _manifest_path(path) if fmt in (None, "drivemt") else None
     if manifest is not None:
-        try:
-            ds = TLDataset.model_validate_json(manifest.read_text(encoding="utf-8"))
-        except (ValidationError, ValueError) as exc:
-            raise DatasetFormatError(str(manifest), f"not a drivemt dataset manifest: {exc}") from exc
-        root = Path(ds.root) if ds.root else manifest.parent
-        if not root.is_absolute():
-            root = manifest.parent / root
-        ds = ds.model_copy(update={"root": str(root), "format": "drivemt"})
+        ds = load_manifest(manifest).model_copy(update={"format": "drivemt"})
         if not ds.images:
             raise EmptyDatasetError(str(manifest))
         return ds

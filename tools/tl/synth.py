@@ -25,7 +25,6 @@ proportions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -33,7 +32,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tools.tl.errors import DatasetFormatError, EmptyDatasetError
+from tools.tl.datasets import MANIFEST_NAME, load_manifest
+from tools.tl.errors import EmptyDatasetError
 from tools.tl.labels import TL_STATES, TLBox, TLDataset, TLImage, TLState, write_image
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "synth_tl",
 ]
 
-MANIFEST_NAME = "dataset.json"
 """The manifest's file name inside the dataset folder."""
 
 BULB_COLOURS: dict[str, tuple[int, int, int]] = {
@@ -458,30 +457,3 @@ def _write(path: Path, img: np.ndarray, s: SynthSettings) -> None:
     if not ok:  # pragma: no cover - OpenCV encodes any uint8 image
         raise RuntimeError(f"could not encode {path}")
     buf.tofile(str(path))
-
-
-def load_manifest(path: Path) -> TLDataset:
-    """Read a dataset written by :func:`synth_tl` (or any ``TLDataset`` dumped as JSON).
-
-    Args:
-        path: The manifest file, or the folder that holds ``dataset.json``.
-
-    Returns:
-        The dataset, with a relative ``root`` resolved against the manifest's folder.
-
-    Raises:
-        DatasetFormatError: Missing file or JSON that is not a dataset.
-    """
-    p = Path(path)
-    if p.is_dir():
-        p = p / MANIFEST_NAME
-    if not p.is_file():
-        raise DatasetFormatError(str(p), "no such manifest")
-    try:
-        ds = TLDataset.model_validate(json.loads(p.read_text()))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DatasetFormatError(str(p), f"not a traffic-light dataset manifest: {exc}") from exc
-    root = Path(ds.root) if ds.root else Path(".")
-    if not root.is_absolute():
-        root = (p.parent / root).resolve()
-    return ds.model_copy(update={"root": str(root)})
