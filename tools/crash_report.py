@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import yaml
 
+from tools.report import relative_link, report_env
 from tools.simulation import RunRecord
 
 __all__ = ["CaseResult", "load_batch", "write_batch_report"]
@@ -64,15 +64,6 @@ class CaseResult:
             c[1] += int(r.reproduced)
             c[2] += int(r.ego_collided)
         return [(e, p, *c) for (e, p), c in sorted(rows.items())]  # type: ignore[misc]
-
-
-def _rel(path: str | None, base: Path) -> str | None:
-    if not path:
-        return None
-    try:
-        return str(Path(path).resolve().relative_to(base.resolve()))
-    except ValueError:
-        return Path(path).resolve().as_uri()
 
 
 def load_batch(batch_dir: Path) -> list[CaseResult]:
@@ -126,19 +117,17 @@ def write_batch_report(batch_dir: Path, *, title: str = "drivemt: crash reports 
             dest = c.folder / ("sketch" + Path(sketch).suffix.lower())
             if not dest.exists():
                 shutil.copyfile(sketch, dest)
-            c.case["sketch_rel"] = _rel(str(dest), batch_dir)
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("tools.data", "templates"),
-        autoescape=jinja2.select_autoescape(["html"]),
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["rel"] = lambda p: _rel(p, batch_dir)
-    html = env.get_template("crash_report.html").render(
-        title=title,
-        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        batch=batch_dir.name,
-        totals=_totals(cases),
-        cases=sorted(cases, key=lambda c: (not c.reproduced, not c.violations, c.case_id)),
+            c.case["sketch_rel"] = relative_link(str(dest), batch_dir)
+    html = (
+        report_env(batch_dir)
+        .get_template("crash_report.html")
+        .render(
+            title=title,
+            generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            batch=batch_dir.name,
+            totals=_totals(cases),
+            cases=sorted(cases, key=lambda c: (not c.reproduced, not c.violations, c.case_id)),
+        )
     )
     path = batch_dir / "crashes.html"
     path.write_text(html, encoding="utf-8")

@@ -9,15 +9,30 @@ from typing import Any
 
 import jinja2
 
-__all__ = ["write_rules_report"]
+__all__ = ["relative_link", "report_env", "write_rules_report"]
 
 
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+def relative_link(path: str | None, base: Path) -> str | None:
+    """A link to ``path`` from a page in ``base``: relative when it lies below ``base`` (so a report folder can
+    be moved or shared), else a ``file://`` URI."""
+    if not path:
+        return None
+    try:
+        return str(Path(path).resolve().relative_to(base.resolve()))
+    except ValueError:
+        return Path(path).resolve().as_uri()
+
+
+def report_env(base: Path | None = None) -> jinja2.Environment:
+    """The packaged report templates; with ``base`` (the report's folder), a ``rel`` filter for links."""
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("tools.data", "templates"),
         autoescape=jinja2.select_autoescape(["html"]),
         undefined=jinja2.StrictUndefined,
     )
+    if base is not None:
+        env.filters["rel"] = lambda p: relative_link(p, base)
+    return env
 
 
 def write_rules_report(
@@ -48,7 +63,7 @@ def write_rules_report(
     by_behavior = Counter(r["expected_behavior"] for r in accepted).most_common()
     by_road = Counter(r["road_type"] for r in accepted).most_common()
     html = (
-        _env()
+        report_env()
         .get_template("rules_report.html")
         .render(
             title=title,

@@ -12,35 +12,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
+from tools.report import report_env
 from tools.tl.results import TLTestResult
+from tools.tl.transforms import TRANSFORM_CODES, transform_spec
 
 __all__ = ["write_tl_report"]
-
-_NAMES = {
-    "RN": "rain",
-    "SW": "snow",
-    "FG": "fog",
-    "LF": "lens flare",
-    "OE": "overexposure",
-    "UE": "underexposure",
-    "MB": "motion blur",
-    "CC": "change colour",
-    "MP": "move",
-    "AD": "add",
-    "RT": "rotate",
-    "SC": "scale",
-}
-
-
-def _rel(path: str | None, base: Path) -> str | None:
-    if not path:
-        return None
-    try:
-        return str(Path(path).resolve().relative_to(base.resolve()))
-    except ValueError:
-        return Path(path).resolve().as_uri()
 
 
 def write_tl_report(
@@ -60,20 +36,14 @@ def write_tl_report(
         title: Page title.
         max_ok_examples: Non-violating pairs shown after the violations, for contrast.
     """
-    base = path.parent
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("tools.data", "templates"),
-        autoescape=jinja2.select_autoescape(["html"]),
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["rel"] = lambda p: _rel(p, base)
+    env = report_env(path.parent)
     violations = result.violations()
     ok = sorted((p for p in result.pairs if not p.violation), key=lambda p: p.consistency)[:max_ok_examples]
     html = env.get_template("tl_report.html").render(
         title=title,
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         r=result,
-        names=_NAMES,
+        names={code: transform_spec(code).name for code in TRANSFORM_CODES},
         violations=violations,
         ok_examples=ok,
         augmentation=augmentation or {},
