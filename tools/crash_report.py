@@ -22,7 +22,7 @@ import yaml
 from tools.report import relative_link, report_env
 from tools.simulation import RunRecord
 
-__all__ = ["CaseResult", "load_batch", "write_batch_report"]
+__all__ = ["CaseResult", "batch_totals", "load_batch", "write_batch_report"]
 
 
 @dataclass
@@ -88,7 +88,8 @@ def load_batch(batch_dir: Path) -> list[CaseResult]:
     return out
 
 
-def _totals(cases: list[CaseResult]) -> dict[str, Any]:
+def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
+    """SAFE Table 5/6 figures of a batch: scenarios, runs, violations, seconds, runs to the 1st-3rd violation."""
     runs = [r for c in cases for r in c.runs]
     seconds = [r.wall_seconds for r in runs if not r.error]
     render = [r.render_seconds for r in runs if not r.error]
@@ -108,9 +109,15 @@ def _totals(cases: list[CaseResult]) -> dict[str, Any]:
     }
 
 
-def write_batch_report(batch_dir: Path, *, title: str = "drivemt: crash reports to simulated scenarios") -> Path:
-    """Write ``<batch_dir>/crashes.html`` from the batch's folder tree and return its path."""
-    cases = load_batch(batch_dir)
+def write_batch_report(
+    batch_dir: Path,
+    *,
+    cases: list[CaseResult] | None = None,
+    title: str = "drivemt: crash reports to simulated scenarios",
+) -> Path:
+    """Write ``<batch_dir>/crashes.html`` from the batch's folder tree (or its ``cases``, already loaded) and
+    return its path."""
+    cases = load_batch(batch_dir) if cases is None else cases
     for c in cases:  # keep sketches beside the report so the folder can be moved or shared
         sketch = c.case.get("sketch")
         if sketch and Path(sketch).is_file():
@@ -125,7 +132,7 @@ def write_batch_report(batch_dir: Path, *, title: str = "drivemt: crash reports 
             title=title,
             generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             batch=batch_dir.name,
-            totals=_totals(cases),
+            totals=batch_totals(cases),
             cases=sorted(cases, key=lambda c: (not c.reproduced, not c.violations, c.case_id)),
         )
     )

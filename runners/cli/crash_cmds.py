@@ -260,12 +260,13 @@ def crash_run(
     _finish_batch(cfg.runs_dir / batch.correlation_id, batch, json_out=json_out, timeout=timeout)
 
 
-def _finish_batch(batch_dir: Path, batch: Any, *, json_out: bool, timeout: float) -> None:
-    from tools.crash_report import _totals, load_batch, write_batch_report
+def _finish_batch(batch_dir: Path, batch: Any, *, json_out: bool, timeout: float) -> dict[str, Any]:
+    """Write the batch report, print the batch, and return its totals (fails when cases lack a verdict)."""
+    from tools.crash_report import batch_totals, load_batch, write_batch_report
 
-    report = write_batch_report(batch_dir) if (batch_dir / "crashes").is_dir() else None
-    cases = {c.case_id: c for c in load_batch(batch_dir)} if report else {}
-    totals = _totals(list(cases.values()))
+    cases = load_batch(batch_dir) if (batch_dir / "crashes").is_dir() else []
+    report = write_batch_report(batch_dir, cases=cases) if cases else None
+    totals = batch_totals(cases)
     totals["seconds"] = round(batch.seconds, 2)
     totals["extraction_errors"] = len(batch.errors)
     if json_out:
@@ -306,6 +307,7 @@ def _finish_batch(batch_dir: Path, batch: Any, *, json_out: bool, timeout: float
     if not batch.complete:
         missing = [c for c in batch.case_ids if c not in batch.verdicts and c not in batch.errors]
         raise fail(f"{len(missing)} case(s) without a verdict after {timeout:.0f} s: {', '.join(missing)}")
+    return totals
 
 
 def submit_crash(

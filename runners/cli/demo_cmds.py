@@ -270,14 +270,12 @@ def _finish_rules(cfg: Any, summary: Any) -> tuple[str, str, str]:
 
 def _finish_crashes(cfg: Any, batch: Any) -> tuple[tuple[str, str, str] | None, bool]:
     from runners.cli.crash_cmds import _finish_batch
-    from tools.crash_report import _totals, load_batch
 
     batch_dir = cfg.runs_dir / batch.correlation_id
     try:
-        _finish_batch(batch_dir, batch, json_out=False, timeout=1800)
+        totals = _finish_batch(batch_dir, batch, json_out=False, timeout=1800)
     except typer.Exit:
         return None, False
-    totals = _totals(load_batch(batch_dir))
     return (
         (
             "Crash reports → simulated scenarios",
