@@ -57,6 +57,7 @@ class TLAugmenterAgent(Agent):
         from tools.tl.augment import augment_dataset
         from tools.tl.datasets import load_dataset
         from tools.tl.errors import EmptyDatasetError
+        from tools.tl.formats import FORMATS
 
         p = event.payload
         dataset = await asyncio.to_thread(load_dataset, Path(p.dataset), p.format)
@@ -85,7 +86,7 @@ class TLAugmenterAgent(Agent):
             fut = asyncio.run_coroutine_threadsafe(self._publish_quietly(ev), loop)
             pending.add(fut)  # type: ignore[arg-type]
 
-        export = dataset.format if dataset.format in {"lisa", "bosch", "yolo", "coco"} else None
+        export = dataset.format if dataset.format in FORMATS else None
         manifest = await asyncio.to_thread(
             augment_dataset,
             dataset,

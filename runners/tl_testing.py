@@ -20,7 +20,7 @@ import numpy as np
 
 from runners.detectors import Detector, load_detector
 from runners.detectors.evaluation import EVAL_CONF
-from tools.tl.augment import AugmentationManifest, AugmentedPair
+from tools.tl.augment import AugmentationManifest, AugmentedPair, file_stem
 from tools.tl.labels import TLBox, read_image, write_image
 from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD, consistency, is_violation, map_5095
 from tools.tl.results import DetectorSummary, PairResult, TLTestResult
@@ -186,9 +186,9 @@ def judge_detectors(
             summary.violations[code] = sum(1 for _, pr in det_pairs if pr.code == code and pr.violation)
             summary.mean_consistency[code] = float(np.mean(values))
         worst = sorted((x for x in det_pairs if x[1].violation), key=lambda x: x[1].consistency)[:evidence_limit]
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in det.name)
+        folder = out_dir / "evidence" / file_stem(det.name)
         for pair, pr in worst:
-            pr.evidence = str(draw_pair(pair, pr, out_dir / "evidence" / safe / f"{pair.augmented_id}.jpg"))
+            pr.evidence = str(draw_pair(pair, pr, folder / f"{file_stem(pair.augmented_id)}.jpg"))
         summary.seconds = time.perf_counter() - t0
         result.summaries.append(summary)
         result.pairs.extend(pr for _, pr in det_pairs)

@@ -140,8 +140,9 @@ def _params(path: Path | None) -> dict[str, dict[str, Any]] | None:
 
 def _augment(ds: Any, out: Path, codes: list[str], seed: int, fraction: float, export: bool, params: Any = None) -> Any:
     from tools.tl.augment import augment_dataset
+    from tools.tl.formats import FORMATS
 
-    export_format = ds.format if export and ds.format in {"lisa", "bosch", "yolo", "coco"} else None
+    export_format = ds.format if export and ds.format in FORMATS else None
     with _bar("augmenting") as update:
         try:
             return augment_dataset(

@@ -34,6 +34,7 @@ __all__ = [
     "AugmentationManifest",
     "AugmentedPair",
     "augment_dataset",
+    "file_stem",
     "load_augmentation",
     "sample_images",
     "transform_seed",
@@ -209,7 +210,7 @@ def augment_dataset(
                 result = apply_transform(code, pixels, image, seed=s, params=(params or {}).get(code))
                 transform_seconds += time.perf_counter() - t0
                 aug_id = f"{image.image_id}__{code}"
-                aug_path = write_image(out / "images" / code / f"{_safe(image.image_id)}{suffix}", result.image)
+                aug_path = write_image(out / "images" / code / f"{file_stem(image.image_id)}{suffix}", result.image)
                 manifest.pairs.append(
                     AugmentedPair(
                         original_id=image.image_id,
@@ -250,10 +251,11 @@ def augment_dataset(
     return manifest
 
 
-def _safe(image_id: str) -> str:
-    """A file name for an image id (ids with other characters get a hash, so two ids never share a file)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in image_id)
-    return safe if safe == image_id else f"{safe}-{zlib.crc32(image_id.encode()):08x}"
+def file_stem(name: str) -> str:
+    """A file or folder name for an image id or detector spec (names with other characters get a hash, so two
+    names never share a file)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return safe if safe == name else f"{safe}-{zlib.crc32(name.encode()):08x}"
 
 
 def load_augmentation(path: Path) -> AugmentationManifest:
