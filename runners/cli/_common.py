@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from runners.config import ConfigError, DrivemtConfig, load_config
 from runners.logs import configure_logging
@@ -25,6 +27,7 @@ __all__ = [
     "err_console",
     "fail",
     "make_config",
+    "progress_bar",
     "run_async",
 ]
 
@@ -113,3 +116,23 @@ def run_async(fn: Callable[[], Awaitable[T]]) -> T:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr; yields the (done, total) callback."""
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
+        disable=not err_console.is_terminal,
+    ) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update

@@ -19,6 +19,7 @@ from runners.cli._common import (
     err_console,
     fail,
     make_config,
+    progress_bar,
     run_async,
 )
 from runners.cli.eval_cmds import eval_app
@@ -242,7 +243,6 @@ def crash_run(
     n_workers = workers if workers > 0 else max(1, min(os.cpu_count() or 1, 8))
 
     async def main() -> Any:
-        from runners.cli.rules_cmds import progress_bar
         from runners.crash_client import run_crashes_in_process
 
         with progress_bar(f"{len(reports)} case(s), runs") as update:
@@ -333,7 +333,6 @@ def submit_crash(
 
     async def main() -> Any:
         from bus import Bus, Subjects
-        from runners.cli.rules_cmds import progress_bar
         from runners.client import find_bus_url
         from runners.crash_client import make_crash_submissions, submit_crashes
 

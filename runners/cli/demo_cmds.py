@@ -31,6 +31,7 @@ from runners.cli._common import (
     err_console,
     fail,
     make_config,
+    progress_bar,
     run_async,
 )
 
@@ -54,7 +55,6 @@ def _sample_crashes() -> list[Any]:
 
 def _demo_detector(cfg: Any, train_seconds: float | None, images: int) -> tuple[Path, str]:
     """The synthetic dataset and the trained demo detector, made once per data dir and recipe."""
-    from runners.cli.rules_cmds import progress_bar
     from runners.detectors import demo_training_recipe, load_detector, train_detector
     from runners.detectors.evaluation import evaluate_detector
     from tools.provenance import config_hash
@@ -81,7 +81,7 @@ def _demo_detector(cfg: Any, train_seconds: float | None, images: int) -> tuple[
                 settings=recipe.synth,
                 progress=update,
             )
-    weights = root / "detector" / "yolo.pt"
+    weights = root / "detector" / "yolo.pt"  # where train_detector("yolo", ..., root / "detector") writes them
     if not weights.is_file():
         err_console.print(
             f"training the demo YOLO detector on the CPU for up to {train_seconds:.0f} s "
@@ -89,7 +89,7 @@ def _demo_detector(cfg: Any, train_seconds: float | None, images: int) -> tuple[
         )
         ds = load_dataset(data)
         with progress_bar("training (%)") as update:
-            trained = train_detector(
+            train_detector(
                 "yolo",
                 ds,
                 root / "detector",
@@ -100,9 +100,6 @@ def _demo_detector(cfg: Any, train_seconds: float | None, images: int) -> tuple[
                 yolo=recipe.yolo,
                 progress=lambda _msg, frac: update(round(frac * 100), 100),
             )
-        if trained != weights:
-            weights.parent.mkdir(parents=True, exist_ok=True)
-            trained.replace(weights)
         score = evaluate_detector(load_detector(f"yolo:{weights}"), ds, split="test").map
         (root / "detector" / "score.json").write_text(json.dumps({"map_5095_test": score}), encoding="utf-8")
     score_file = root / "detector" / "score.json"
@@ -214,7 +211,7 @@ def demo(
 async def _run_parts(bus: Any, chosen: list[str], variants: int, tl_inputs: tuple[Path, str] | None) -> dict[str, Any]:
     from bus import SimOptions, TLDatasetSubmitted
     from bus.events import TLDatasetPayload
-    from runners.cli.rules_cmds import _sample_rules, progress_bar
+    from runners.cli.rules_cmds import _sample_rules
     from runners.crash_client import submit_crashes
     from runners.inprocess import submit_and_collect
     from runners.tl_client import wait_for_tl

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from runners.cli._common import (
@@ -22,6 +19,7 @@ from runners.cli._common import (
     err_console,
     fail,
     make_config,
+    progress_bar,
     run_async,
 )
 
@@ -37,26 +35,6 @@ def register(app: typer.Typer) -> None:
     """Add the commands to the app."""
     app.add_typer(submit_app, name="submit")
     app.add_typer(rules_app, name="rules")
-
-
-@contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr; yields the (done, total) callback."""
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=False,
-        disable=not err_console.is_terminal,
-    ) as progress:
-        task = progress.add_task(description, total=None)
-
-        def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        yield update
 
 
 def _read_rules(path: Path | None, text: str | None, region: str) -> list[Any]:

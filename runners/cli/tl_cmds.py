@@ -22,6 +22,7 @@ from runners.cli._common import (
     err_console,
     fail,
     make_config,
+    progress_bar,
     run_async,
 )
 from tools.errors import DrivemtError
@@ -109,12 +110,6 @@ def _load(path: Path, fmt: str | None) -> Any:
     return ds
 
 
-def _bar(description: str) -> Any:
-    from runners.cli.rules_cmds import progress_bar
-
-    return progress_bar(description)
-
-
 def _params(path: Path | None) -> dict[str, dict[str, Any]] | None:
     """Transformation parameters from a YAML file (codes upper-cased; each checked by its params model)."""
     if path is None:
@@ -143,7 +138,7 @@ def _augment(ds: Any, out: Path, codes: list[str], seed: int, fraction: float, e
     from tools.tl.formats import FORMATS
 
     export_format = ds.format if export and ds.format in FORMATS else None
-    with _bar("augmenting") as update:
+    with progress_bar("augmenting") as update:
         try:
             return augment_dataset(
                 ds,
@@ -271,7 +266,7 @@ def tl_test(
             raise fail(f"no images in split {split!r}")
     manifest = _augment(ds, out / "augmented", codes, seed, fraction, export=False, params=_params(params))
     _print_augmentation(manifest)
-    with _bar("detecting") as update:
+    with progress_bar("detecting") as update:
         try:
             result = judge_detectors(
                 manifest,
@@ -325,7 +320,7 @@ def tl_train(
     from runners.detectors.yolo import YoloTrainSettings
 
     ds = _load(dataset, format_)
-    with _bar(f"training {kind}") as update:
+    with progress_bar(f"training {kind}") as update:
         try:
             weights = train_detector(
                 kind,
@@ -415,7 +410,7 @@ def synth_tl_cmd(
     dashcam-like sizes and places, drawn on procedural road scenes; small enough to train on a CPU in minutes."""
     from tools.tl.synth import synth_tl
 
-    with _bar("drawing") as update:
+    with progress_bar("drawing") as update:
         try:
             ds = synth_tl(
                 out, n_train=n_train, n_val=n_val, n_test=n_test, width=width, height=height, seed=seed, progress=update
@@ -470,7 +465,7 @@ def submit_tl(
             if not wait:
                 await bus.publish(event)
                 return event.correlation_id, None
-            with _bar("dataset") as update:
+            with progress_bar("dataset") as update:
                 return event.correlation_id, await wait_for_tl(bus, event, timeout=timeout, on_progress=update)
 
     correlation, outcome = run_async(main)
