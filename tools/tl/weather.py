@@ -35,25 +35,11 @@ from tools.tl.transform_base import TransformParams, check_range, make_rng, sub_
 __all__ = ["FogParams", "RainParams", "SnowParams", "fog", "rain", "snow"]
 
 
-class RainParams(TransformParams):
-    """RN: imgaug ``RainLayer`` settings; TIGAUG's drop size and speed."""
+class _LayeredParams(TransformParams):
+    """Rain and snow: imgaug draws 1 to 3 particle layers, here on a reduced canvas."""
 
-    drop_size: tuple[float, float] = Field(
-        default=(0.10, 0.20), description="TIGAUG: 0.1-0.2 (imgaug's large-image value)."
-    )
-    speed: tuple[float, float] = Field(default=(0.20, 0.30), description="TIGAUG: 0.2-0.3; streak length / image size.")
-    layers: tuple[int, int] = Field(default=(1, 3), description="Number of rain layers (imgaug's Rain: 1 to 3).")
-    density: tuple[float, float] = Field(default=(0.03, 0.14), description="imgaug's Rain default.")
-    density_uniformity: tuple[float, float] = Field(default=(0.8, 1.0), description="imgaug's Rain default.")
-    drop_size_uniformity: tuple[float, float] = Field(default=(0.2, 0.5), description="imgaug's Rain default.")
-    angle: tuple[float, float] = Field(default=(-15.0, 15.0), description="Streak angle in degrees (imgaug default).")
+    layers: tuple[int, int] = Field(default=(1, 3), description="Number of particle layers (imgaug: 1 to 3).")
     layer_scale: float = Field(default=0.5, gt=0.0, le=1.0, description="Canvas size of the layers, as a fraction.")
-
-    @field_validator("drop_size", "speed", "density", "density_uniformity", "drop_size_uniformity")
-    @classmethod
-    def _unit(cls, v: tuple[float, float]) -> tuple[float, float]:
-        check_range(v, "range", lo=0.0, hi=1.0)
-        return v
 
     @field_validator("layers")
     @classmethod
@@ -62,7 +48,26 @@ class RainParams(TransformParams):
         return v
 
 
-class SnowParams(TransformParams):
+class RainParams(_LayeredParams):
+    """RN: imgaug ``RainLayer`` settings; TIGAUG's drop size and speed."""
+
+    drop_size: tuple[float, float] = Field(
+        default=(0.10, 0.20), description="TIGAUG: 0.1-0.2 (imgaug's large-image value)."
+    )
+    speed: tuple[float, float] = Field(default=(0.20, 0.30), description="TIGAUG: 0.2-0.3; streak length / image size.")
+    density: tuple[float, float] = Field(default=(0.03, 0.14), description="imgaug's Rain default.")
+    density_uniformity: tuple[float, float] = Field(default=(0.8, 1.0), description="imgaug's Rain default.")
+    drop_size_uniformity: tuple[float, float] = Field(default=(0.2, 0.5), description="imgaug's Rain default.")
+    angle: tuple[float, float] = Field(default=(-15.0, 15.0), description="Streak angle in degrees (imgaug default).")
+
+    @field_validator("drop_size", "speed", "density", "density_uniformity", "drop_size_uniformity")
+    @classmethod
+    def _unit(cls, v: tuple[float, float]) -> tuple[float, float]:
+        check_range(v, "range", lo=0.0, hi=1.0)
+        return v
+
+
+class SnowParams(_LayeredParams):
     """SW: imgaug ``Snowflakes`` with its documented large-image (960x1280) settings.
 
     TIGAUG names snow at severity 2; imgcorruptlike's snow cannot run here (it breaks on numpy 2), so this
@@ -75,19 +80,11 @@ class SnowParams(TransformParams):
     flake_size_uniformity: tuple[float, float] = Field(default=(0.4, 0.8), description="imgaug default.")
     angle: tuple[float, float] = Field(default=(-30.0, 30.0), description="Fall angle in degrees (imgaug default).")
     speed: tuple[float, float] = Field(default=(0.001, 0.03), description="imgaug's value for ~960x1280 images.")
-    layers: tuple[int, int] = Field(default=(1, 3), description="Number of snow layers (imgaug's Snowflakes: 1 to 3).")
-    layer_scale: float = Field(default=0.5, gt=0.0, le=1.0, description="Canvas size of the layers, as a fraction.")
 
     @field_validator("density", "density_uniformity", "flake_size", "flake_size_uniformity", "speed")
     @classmethod
     def _unit(cls, v: tuple[float, float]) -> tuple[float, float]:
         check_range(v, "range", lo=0.0, hi=1.0)
-        return v
-
-    @field_validator("layers")
-    @classmethod
-    def _layers(cls, v: tuple[int, int]) -> tuple[int, int]:
-        check_range(v, "layers", lo=1, hi=10)
         return v
 
 
