@@ -161,13 +161,12 @@ def judge_detectors(
             summary.map_augmented[code] = map_5095(
                 [on_aug[p.augmented_path] for p in pairs], [p.augmented.boxes for p in pairs]
             )
-            values = []
+            judged: list[PairResult] = []
             for pair in pairs:
                 orig = [b for b in on_orig[pair.original_path] if (b.score or 0) >= conf]
                 aug = [b for b in on_aug[pair.augmented_path] if (b.score or 0) >= conf]
                 expected = transform_detections(pair.as_result(), orig)
                 c = consistency(aug, expected)
-                values.append(c)
                 pr = PairResult(
                     detector=det.name,
                     original_id=pair.original_id,
@@ -181,10 +180,11 @@ def judge_detectors(
                     original_path=pair.original_path,
                     augmented_path=pair.augmented_path,
                 )
+                judged.append(pr)
                 det_pairs.append((pair, pr))
-            summary.pairs[code] = len(pairs)
-            summary.violations[code] = sum(1 for _, pr in det_pairs if pr.code == code and pr.violation)
-            summary.mean_consistency[code] = float(np.mean(values))
+            summary.pairs[code] = len(judged)
+            summary.violations[code] = sum(pr.violation for pr in judged)
+            summary.mean_consistency[code] = float(np.mean([pr.consistency for pr in judged]))
         worst = sorted((x for x in det_pairs if x[1].violation), key=lambda x: x[1].consistency)[:evidence_limit]
         folder = out_dir / "evidence" / file_stem(det.name)
         for pair, pr in worst:
