@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from bus.errors import EventValidationError, UnknownEventTypeError
 from bus.payloads import (
-    TL_TRANSFORM_CODES,
     CrashSubmittedPayload,
     CrashVerdictPayload,
     DeadLetterPayload,
@@ -44,7 +43,6 @@ from bus.payloads import (
 from bus.subjects import Subjects
 
 __all__ = [
-    "TL_TRANSFORM_CODES",
     "AgentHeartbeat",
     "AnyEvent",
     "CrashSubmitted",

@@ -15,10 +15,10 @@ from tools.provenance import Provenance
 from tools.rules import TrafficRule
 from tools.scenario import Scenario
 from tools.simulation import EgoPolicy, RunRecord, RunSpec, SimSettings
+from tools.tl.transforms import TRANSFORM_CODES
 from tools.validation import CheckResult
 
 __all__ = [
-    "TL_TRANSFORM_CODES",
     "CrashSubmittedPayload",
     "CrashVerdictPayload",
     "DeadLetterPayload",
@@ -201,9 +201,6 @@ class CrashVerdictPayload(BaseModel):
     errors: list[str] = Field(default_factory=list, description="Runs that could not be done, and why.")
 
 
-TL_TRANSFORM_CODES = ("RN", "SW", "FG", "LF", "OE", "UE", "MB", "CC", "MP", "AD", "RT", "SC")
-
-
 class TLDatasetPayload(BaseModel):
     """A labelled traffic-light dataset to augment (and, with detectors, to test)."""
 
@@ -212,7 +209,7 @@ class TLDatasetPayload(BaseModel):
     dataset: str = Field(min_length=1, description="Dataset folder or annotation file (LISA, Bosch, YOLO, COCO).")
     format: str | None = Field(default=None, description="lisa, bosch, yolo or coco; detected when null.")
     transforms: list[str] = Field(
-        default_factory=lambda: list(TL_TRANSFORM_CODES), min_length=1, description="TIGAUG transformation codes."
+        default_factory=lambda: list(TRANSFORM_CODES), min_length=1, description="TIGAUG transformation codes."
     )
     fraction: float = Field(default=1.0, gt=0, le=1, description="Share of the images to augment (seeded sample).")
     split: str | None = Field(default=None, description="Only images of this split (e.g. test); all when null.")
@@ -232,9 +229,9 @@ class TLDatasetPayload(BaseModel):
     @classmethod
     def _known(cls, value: list[str]) -> list[str]:
         codes = [v.strip().upper() for v in value]
-        unknown = [c for c in codes if c not in TL_TRANSFORM_CODES]
+        unknown = [c for c in codes if c not in TRANSFORM_CODES]
         if unknown:
-            raise ValueError(f"unknown transformation(s) {unknown}; use {', '.join(TL_TRANSFORM_CODES)}")
+            raise ValueError(f"unknown transformation(s) {unknown}; use {', '.join(TRANSFORM_CODES)}")
         return list(dict.fromkeys(codes))
 
 

@@ -33,6 +33,7 @@ from runners.config import DrivemtConfig
 from runners.daemon import Daemon
 from tools.crash_extract import CrashReport
 from tools.similarity import Embedder
+from tools.simulation import plan_runs
 
 __all__ = ["CrashBatch", "CrashCollector", "make_crash_submissions", "run_crashes_in_process", "submit_crashes"]
 
@@ -81,12 +82,11 @@ class CrashBatch:
     @property
     def runs_planned(self) -> int:
         """Runs of the cases extracted so far."""
-        total = 0
-        for sc in self.scenarios.values():
-            sim = sc.payload.simulate
-            if sim is not None:
-                total += len(sc.payload.scenario.actors) * len(sim.policies) * sim.variants
-        return total
+        return sum(
+            len(plan_runs(sc.payload.scenario, sc.payload.simulate.settings()))
+            for sc in self.scenarios.values()
+            if sc.payload.simulate is not None
+        )
 
 
 class CrashCollector:

@@ -87,13 +87,12 @@ def register(app: typer.Typer) -> None:
 
 
 def _codes(text: str) -> list[str]:
-    from tools.tl.transforms import TRANSFORM_CODES
+    from tools.tl.augment import transform_codes
 
-    codes = [c.strip().upper() for c in text.split(",") if c.strip()]
-    unknown = [c for c in codes if c not in TRANSFORM_CODES]
-    if unknown:
-        raise fail(f"unknown transformation(s) {', '.join(unknown)}: use {', '.join(TRANSFORM_CODES)}")
-    return codes or list(TRANSFORM_CODES)
+    try:
+        return transform_codes([c for c in text.split(",") if c.strip()])
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
 
 
 def _load(path: Path, fmt: str | None) -> Any:

@@ -37,6 +37,7 @@ __all__ = [
     "file_stem",
     "load_augmentation",
     "sample_images",
+    "transform_codes",
     "transform_seed",
 ]
 
@@ -133,7 +134,12 @@ def sample_images(images: Sequence[TLImage], fraction: float, seed: int) -> list
     return [img for i, img in enumerate(images) if i in chosen]
 
 
-def _codes(transforms: Sequence[str]) -> list[str]:
+def transform_codes(transforms: Sequence[str]) -> list[str]:
+    """Codes checked, upper-cased and de-duplicated (all twelve when none).
+
+    Raises:
+        UnknownTransformError: A code that is not one of the twelve.
+    """
     codes = [transform_spec(c).code for c in transforms]  # raises UnknownTransformError
     return list(dict.fromkeys(codes)) or list(TRANSFORM_CODES)
 
@@ -166,7 +172,7 @@ def augment_dataset(
         EmptyDatasetError: No images to augment.
         UnknownTransformError: A code that is not one of the twelve.
     """
-    codes = _codes(transforms)
+    codes = transform_codes(transforms)
     if not dataset.images:
         raise EmptyDatasetError(dataset.name)
     started = time.perf_counter()
