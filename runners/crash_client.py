@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from bus import (
     Bus,
@@ -28,9 +26,8 @@ from bus import (
 )
 from bus.errors import EventValidationError
 from bus.events import CrashSubmittedPayload
-from memory.mr_store import StoreSettings
 from runners.config import DrivemtConfig
-from runners.daemon import Daemon
+from runners.inprocess import private_daemon
 from tools.crash_extract import CrashReport
 from tools.similarity import Embedder
 from tools.simulation import plan_runs
@@ -205,22 +202,12 @@ async def run_crashes_in_process(
 
     Run artefacts go to the configuration's runs folder (they outlive the private bus).
     """
-    with tempfile.TemporaryDirectory(prefix="drivemt-crash-") as tmp:
-        agents = config.agents.model_copy(deep=True)
-        agents.sim_runner.copies = max(1, workers)
-        private = config.model_copy(
-            update={
-                "data_dir": Path(tmp),
-                "artifacts_dir": config.runs_dir,
-                "nats_url": None,
-                "qdrant_url": None,
-                "agents": agents,
-            }
+    agents = config.agents.model_copy(deep=True)
+    agents.sim_runner.copies = max(1, workers)
+    async with private_daemon(
+        config, embedder=embedder, prefix="drivemt-crash-", agents=agents, artifacts_dir=config.runs_dir
+    ) as daemon:
+        assert daemon.bus is not None
+        return await submit_crashes(
+            daemon.bus, reports, simulate=simulate, timeout=timeout, on_progress=on_progress, source=source
         )
-        async with Daemon(
-            private, embedder=embedder, store_settings=StoreSettings(path=Path(tmp) / "qdrant"), write_state_file=False
-        ) as daemon:
-            assert daemon.bus is not None
-            return await submit_crashes(
-                daemon.bus, reports, simulate=simulate, timeout=timeout, on_progress=on_progress, source=source
-            )

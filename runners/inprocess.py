@@ -4,9 +4,10 @@ or submits to a running daemon; either way the rules travel as events through th
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from tools.provenance import Provenance
 from tools.rules import TrafficRule
 from tools.similarity import Embedder
 
-__all__ = ["RunSummary", "result_row", "run_rules_in_process", "submit_and_collect"]
+__all__ = ["RunSummary", "private_daemon", "result_row", "run_rules_in_process", "submit_and_collect"]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -146,11 +147,37 @@ async def run_rules_in_process(
         model_clients: Model clients by label (tests).
         source: Where the rules came from.
     """
-    with tempfile.TemporaryDirectory(prefix="drivemt-run-") as tmp:
-        private = config.model_copy(update={"data_dir": Path(tmp), "nats_url": None, "qdrant_url": None})
+    async with private_daemon(
+        config, embedder=embedder, model_clients=model_clients, store_dir=store_dir, prefix="drivemt-run-"
+    ) as daemon:
+        assert daemon.bus is not None
+        return await submit_and_collect(daemon.bus, rules, timeout=timeout, on_progress=on_progress, source=source)
+
+
+@contextlib.asynccontextmanager
+async def private_daemon(
+    config: DrivemtConfig,
+    *,
+    embedder: Embedder | None = None,
+    model_clients: Mapping[str, Any] | None = None,
+    store_dir: Path | None = None,
+    prefix: str = "drivemt-",
+    **updates: Any,
+) -> AsyncIterator[Daemon]:
+    """A daemon of this command's own: embedded bus and store in a temporary folder, no state file.
+
+    Args:
+        config: Configuration (its agents, LLM and validation settings apply; bus and store are private).
+        embedder: Share a loaded embedder.
+        model_clients: Model clients by label (tests).
+        store_dir: Keep the MR store here (the temporary folder otherwise).
+        prefix: Name prefix of the temporary folder.
+        **updates: Further configuration fields to replace (e.g. ``agents``, ``artifacts_dir``).
+    """
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        private = config.model_copy(update={"data_dir": Path(tmp), "nats_url": None, "qdrant_url": None, **updates})
         store = StoreSettings(path=store_dir or Path(tmp) / "qdrant")
         async with Daemon(
             private, embedder=embedder, model_clients=model_clients, store_settings=store, write_state_file=False
         ) as daemon:
-            assert daemon.bus is not None
-            return await submit_and_collect(daemon.bus, rules, timeout=timeout, on_progress=on_progress, source=source)
+            yield daemon
