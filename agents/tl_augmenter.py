@@ -56,16 +56,10 @@ class TLAugmenterAgent(Agent):
         assert isinstance(event, TLDatasetSubmitted)
         from tools.tl.augment import augment_dataset
         from tools.tl.datasets import load_dataset
-        from tools.tl.errors import EmptyDatasetError
         from tools.tl.formats import FORMATS
 
         p = event.payload
-        dataset = await asyncio.to_thread(load_dataset, Path(p.dataset), p.format)
-        if p.split is not None:
-            images = [i for i in dataset.images if i.split == p.split]
-            if not images:
-                raise EmptyDatasetError(p.dataset, f"no images in split {p.split!r}")
-            dataset = dataset.model_copy(update={"images": images})
+        dataset = await asyncio.to_thread(load_dataset, Path(p.dataset), p.format, split=p.split)
         out = Path(p.out_dir) if p.out_dir else tl_dir(self.runs_dir, event.correlation_id) / "augmented"
         loop = asyncio.get_running_loop()
         last = [0.0]

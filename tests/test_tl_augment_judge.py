@@ -114,7 +114,7 @@ def test_bad_images_are_skipped_and_the_rest_augmented(synth: TLDataset, tmp_pat
 
 
 def test_bad_requests_are_clear_errors(synth: TLDataset, tmp_path: Path) -> None:
-    """An unknown code, an empty dataset and a folder that is no dataset each raise a clear error."""
+    """An unknown code, an empty dataset, a folder that is no dataset and an empty split each raise a clear error."""
     with pytest.raises(UnknownTransformError, match="XX"):
         augment_dataset(synth, out=tmp_path / "a", transforms=["XX"])
     with pytest.raises(EmptyDatasetError):
@@ -122,6 +122,9 @@ def test_bad_requests_are_clear_errors(synth: TLDataset, tmp_path: Path) -> None
     (tmp_path / "empty").mkdir()
     with pytest.raises(DatasetFormatError):
         load_dataset(tmp_path / "empty")
+    with pytest.raises(EmptyDatasetError, match="no images in split 'val'"):
+        load_dataset(Path(synth.root or ""), split="val")
+    assert len(load_dataset(Path(synth.root or ""), split="test").images) == len(synth.images)
 
 
 def test_export_in_the_input_format_reads_back(tmp_path: Path) -> None:

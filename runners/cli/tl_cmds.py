@@ -95,11 +95,11 @@ def _codes(text: str) -> list[str]:
         raise fail(str(exc)) from exc
 
 
-def _load(path: Path, fmt: str | None) -> Any:
+def _load(path: Path, fmt: str | None, split: str | None = None) -> Any:
     from tools.tl.datasets import load_dataset
 
     try:
-        ds = load_dataset(path, fmt)
+        ds = load_dataset(path, fmt, split=split)
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
     for s in ds.skipped[:20]:
@@ -258,11 +258,7 @@ def tl_test(
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
     codes = _codes(transforms)
-    ds = _load(dataset, format_)
-    if split:
-        ds = ds.model_copy(update={"images": [i for i in ds.images if i.split == split]})
-        if not ds.images:
-            raise fail(f"no images in split {split!r}")
+    ds = _load(dataset, format_, split)
     manifest = _augment(ds, out / "augmented", codes, seed, fraction, export=False, params=_params(params))
     _print_augmentation(manifest)
     with progress_bar("detecting") as update:

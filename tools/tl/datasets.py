@@ -52,13 +52,31 @@ def load_manifest(path: Path) -> TLDataset:
     return ds.model_copy(update={"root": str(root)})
 
 
-def load_dataset(path: Path, format: str | None = None, *, check_images: bool = True) -> TLDataset:
+def load_dataset(
+    path: Path, format: str | None = None, *, check_images: bool = True, split: str | None = None
+) -> TLDataset:
     """Read a dataset in any supported format (``format`` None detects it; ``drivemt`` is the manifest).
+
+    Args:
+        path: Dataset folder or annotation file.
+        format: lisa, bosch, yolo, coco or drivemt; detected when None.
+        check_images: Check each image file (formats' readers skip unreadable ones).
+        split: Keep only the images of this split (train, val, test ...).
 
     Raises:
         DatasetFormatError: Unknown or undetectable format, or a malformed annotation file.
-        EmptyDatasetError: No labelled images.
+        EmptyDatasetError: No labelled images (in the split, when one is named).
     """
+    ds = _read(path, format, check_images=check_images)
+    if split is None:
+        return ds
+    images = [i for i in ds.images if i.split == split]
+    if not images:
+        raise EmptyDatasetError(str(path), f"no images in split {split!r}")
+    return ds.model_copy(update={"images": images})
+
+
+def _read(path: Path, format: str | None, *, check_images: bool) -> TLDataset:
     fmt = format.lower() if format else None
     manifest = _manifest_path(path) if fmt in (None, "drivemt") else None
     if manifest is not None:
