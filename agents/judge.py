@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import structlog
 
+from agents.progress import ThreadProgress
 from agents.runtime import Agent
 from bus import (
     Bus,
@@ -29,7 +30,7 @@ from bus import (
     ViolationFound,
     derived_id,
 )
-from bus.events import CrashVerdictPayload, ProgressPayload, TLVerdictPayload, ViolationPayload
+from bus.events import CrashVerdictPayload, TLVerdictPayload, ViolationPayload
 from tools.crash_report import write_batch_report
 from tools.simulation import RunRecord
 
@@ -124,19 +125,13 @@ class JudgeAgent(Agent):
         manifest = await asyncio.to_thread(load_augmentation, Path(p.manifest))
         threshold = req.threshold if req.threshold is not None else DEFAULT_VIOLATION_THRESHOLD
         out_dir = Path(p.out_dir).parent
-        loop = asyncio.get_running_loop()
-
-        def progress(done: int, total: int, name: str) -> None:
-            ev = ProgressReported(
-                **event.caused(),
-                producer=self.name,
-                payload=ProgressPayload(stage="tl-judge", done=done, total=total, unit="images", message=name),
-            )
-            asyncio.run_coroutine_threadsafe(self.bus.publish(ev), loop)
-
+        progress = ThreadProgress(
+            bus=self.bus, source=event, producer=self.name, stage="tl-judge", unit="images", interval_s=0.0
+        )
         result = await asyncio.to_thread(
             judge_detectors, manifest, detectors, out_dir=out_dir, threshold=threshold, progress=progress
         )
+        await progress.flush()
         report = out_dir / "report.html"
         if self.write_reports:
             (out_dir / "results.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")

@@ -10,16 +10,16 @@ error event; single bad images are skipped and listed in the result.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
 import structlog
 
+from agents.progress import ThreadProgress
 from agents.runtime import Agent
 from bus import Bus, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, derived_id
-from bus.events import ProgressPayload, TLAugmentedPayload
+from bus.events import TLAugmentedPayload
 
 __all__ = ["TLAugmenterAgent", "tl_dir"]
 
@@ -61,25 +61,15 @@ class TLAugmenterAgent(Agent):
         p = event.payload
         dataset = await asyncio.to_thread(load_dataset, Path(p.dataset), p.format, split=p.split)
         out = Path(p.out_dir) if p.out_dir else tl_dir(self.runs_dir, event.correlation_id) / "augmented"
-        loop = asyncio.get_running_loop()
-        last = [0.0]
-        pending: set[asyncio.Future[object]] = set()
-
-        def progress(done: int, total: int) -> None:
-            now = time.monotonic()
-            if done < total and now - last[0] < self.progress_interval_s:
-                return
-            last[0] = now
-            ev = ProgressReported(
-                **event.caused(),
-                producer=self.name,
-                payload=ProgressPayload(
-                    stage="tl-augment", done=done, total=total, unit="images", message=Path(p.dataset).name
-                ),
-            )
-            fut = asyncio.run_coroutine_threadsafe(self._publish_quietly(ev), loop)
-            pending.add(fut)  # type: ignore[arg-type]
-
+        name = Path(p.dataset).name
+        report = ThreadProgress(
+            bus=self.bus,
+            source=event,
+            producer=self.name,
+            stage="tl-augment",
+            unit="images",
+            interval_s=self.progress_interval_s,
+        )
         export = dataset.format if dataset.format in FORMATS else None
         manifest = await asyncio.to_thread(
             augment_dataset,
@@ -90,10 +80,9 @@ class TLAugmenterAgent(Agent):
             fraction=p.fraction,
             params=p.params or None,
             export_format=export,
-            progress=progress,
+            progress=lambda done, total: report(done, total, name),
         )
-        for fut in list(pending):
-            await asyncio.wrap_future(fut)
+        await report.flush()
         return [
             TLAugmented(
                 **event.caused(event_id=derived_id(event.event_id, "augmented")),
@@ -114,9 +103,3 @@ class TLAugmenterAgent(Agent):
                 ),
             )
         ]
-
-    async def _publish_quietly(self, event: Event) -> None:
-        try:
-            await self.bus.publish(event)
-        except Exception as exc:  # progress is best effort; the result is what counts
-            log.debug("progress not published", error=str(exc))
