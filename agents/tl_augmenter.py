@@ -14,16 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
-import structlog
-
 from agents.progress import ThreadProgress
 from agents.runtime import Agent
 from bus import Bus, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, derived_id
 from bus.events import TLAugmentedPayload
 
 __all__ = ["TLAugmenterAgent", "tl_dir"]
-
-log = structlog.get_logger(__name__)
 
 
 def tl_dir(runs_dir: Path, correlation_id: str) -> Path:
