@@ -23,12 +23,12 @@ from agents.runtime import Agent
 from bus import CrashSubmitted, ErrorReported, Event, ScenarioExtracted, derived_id
 from bus.events import ScenarioExtractedPayload
 from memory.templates import TemplateStore
+from tools.common.models import Provenance
 from tools.crash_extract import CrashReport
 from tools.crash_templates import ScenarioTemplate, packaged_templates
 from tools.crash_tools import CRASH_TOOLS, CrashToolContext
 from tools.errors import LLMResponseError
 from tools.llm_crash import LLMCrashExtractor
-from tools.provenance import Provenance
 from tools.scenario import Scenario
 
 __all__ = ["CrashExtractorAgent"]

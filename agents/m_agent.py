@@ -16,12 +16,12 @@ from typing import Any, ClassVar
 from agents.runtime import Agent, Outcome, error_event
 from bus import ErrorReported, Event, MRCandidatesProduced, RulesSubmitted, derived_id
 from bus.events import MRCandidatesPayload, ParserFailure
+from tools.common.models import Provenance
 from tools.errors import BadInputError
 from tools.llm_parser import LLMRuleParser
 from tools.mr import MRCandidate
 from tools.offline_parser import OntologyGroundedParser
 from tools.ontology import Ontology
-from tools.provenance import Provenance
 from tools.rule_tools import RULE_TOOLS
 from tools.rules import MAX_RULE_BYTES, TrafficRule, check_rule
 

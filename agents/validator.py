@@ -16,10 +16,10 @@ from agents.runtime import Agent, Outcome
 from bus import Event, MRAccepted, MRCandidatesProduced, MRRejected, ScoredCandidate, derived_id
 from bus.events import MRAcceptedPayload, MRRejectedPayload
 from memory.mr_store import MRStore, NewMR
+from tools.common.models import Provenance
 from tools.mr import canonical_key
 from tools.offline_parser import OFFLINE_PARSER_NAME
 from tools.ontology import Ontology
-from tools.provenance import Provenance
 from tools.validation import MRValidator, OfflineValidator, Verdict, choose_best
 
 __all__ = ["ValidatorAgent"]

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tools.common.models import Provenance
 from tools.mr import MRCandidate, StoredMR
-from tools.provenance import Provenance
 from tools.rules import TrafficRule
 from tools.scenario import Scenario
 from tools.simulation import EgoPolicy, RunRecord, RunSpec, SimSettings

@@ -24,8 +24,8 @@ import structlog
 from pydantic import BaseModel, Field
 
 from memory.errors import MemoryError_, StoreLockedError
+from tools.common.similarity import Embedder
 from tools.mr import MRFields, StoredMR, format_gherkin
-from tools.similarity import Embedder
 
 __all__ = ["MRStore", "NewMR", "QdrantMRStore", "SearchHit", "StoreSettings", "point_id"]
 

@@ -20,9 +20,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bus.connection import BusSettings, ConsumerSettings
 from bus.subjects import DEFAULT_NAMESPACE
 from runners.beamng.settings import BeamNGSettings, beamng_settings_from_env
+from tools.common.llm import LLMSettings, ModelConfig
+from tools.common.models import config_hash
 from tools.errors import DrivemtError
-from tools.llm import LLMSettings, ModelConfig
-from tools.provenance import config_hash
 
 __all__ = [
     "AgentSettings",

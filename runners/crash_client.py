@@ -28,8 +28,8 @@ from bus.errors import EventValidationError
 from bus.events import CrashSubmittedPayload
 from runners.config import DrivemtConfig
 from runners.inprocess import private_daemon
+from tools.common.similarity import Embedder
 from tools.crash_extract import CrashReport
-from tools.similarity import Embedder
 from tools.simulation import plan_runs
 
 __all__ = ["CrashBatch", "CrashCollector", "make_crash_submissions", "run_crashes_in_process", "submit_crashes"]

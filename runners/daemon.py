@@ -27,7 +27,7 @@ from runners.errors import DaemonRunningError
 from runners.pipeline import RulePipeline
 from runners.rpc import MRService, register_services
 from runners.state import DaemonState, daemon_alive, pid_alive, read_state, remove_state, write_state
-from tools.similarity import Embedder
+from tools.common.similarity import Embedder
 
 __all__ = ["Daemon"]
 

@@ -18,9 +18,9 @@ from memory.mr_store import StoreSettings
 from runners.client import RuleResult, RulesCollector, make_submissions, unique_ids
 from runners.config import DrivemtConfig
 from runners.daemon import Daemon
-from tools.provenance import Provenance
+from tools.common.models import Provenance
+from tools.common.similarity import Embedder
 from tools.rules import TrafficRule
-from tools.similarity import Embedder
 
 __all__ = ["RunSummary", "private_daemon", "result_row", "run_rules_in_process", "submit_and_collect"]
 

@@ -24,16 +24,16 @@ from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings
 from memory.templates import TemplateStore
 from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
+from tools.common.llm import build_model_client, crash_extractor_model
+from tools.common.models import Provenance
+from tools.common.similarity import Embedder
 from tools.lexicon import load_lexicon
-from tools.llm import build_model_client, crash_extractor_model
 from tools.llm_crash import LLMCrashExtractor
 from tools.llm_parser import LLMRuleParser
 from tools.llm_validator import LLMSelfCheckValidator
 from tools.offline_parser import OntologyGroundedParser
 from tools.ontology import Ontology, load_ontology
-from tools.provenance import Provenance
 from tools.rule_tools import RuleToolContext
-from tools.similarity import Embedder
 from tools.validation import MRValidator, OfflineValidator
 
 __all__ = ["RulePipeline"]

@@ -10,10 +10,10 @@ from typing import Any
 
 from bus import Bus
 from memory.mr_store import MRStore, NewMR
+from tools.common.text import normalise_phrase
 from tools.errors import BadInputError, UnknownTermError
 from tools.mr import MRFields, canonical_key
 from tools.ontology import BEHAVIORS, Ontology
-from tools.text import normalise_phrase
 
 __all__ = ["MRService", "register_services"]
 

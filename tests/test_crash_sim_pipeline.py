@@ -167,7 +167,7 @@ def injected_scenario(scenario: dict[str, object], *, simulate: SimOptions) -> d
     """A ``scenarios.extracted`` event as a user's own tool would inject it (plain JSON)."""
     from bus import ScenarioExtracted
     from bus.events import ScenarioExtractedPayload
-    from tools.provenance import Provenance
+    from tools.common.models import Provenance
     from tools.scenario import Scenario
 
     good = Scenario.from_data({"case_id": "u1", "road_network": {"road_type": "Straight"}, "actors": [{"id": "V1"}]})

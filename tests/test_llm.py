@@ -16,8 +16,8 @@ from runners.config import DrivemtConfig
 from runners.daemon import Daemon
 from runners.inprocess import submit_and_collect
 from tests.helpers import rule
+from tools.common.llm import LLMSettings, ModelConfig, build_model_client
 from tools.errors import LLMConfigurationError
-from tools.llm import LLMSettings, ModelConfig, build_model_client
 from tools.llm_ontology import propose_terms
 from tools.llm_parser import LLMRuleParser, mr_draft_model
 from tools.offline_parser import OntologyGroundedParser

@@ -21,11 +21,11 @@ from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
 from runners.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
+from tools.common.llm import LLMSettings, ModelConfig, crash_extractor_model
+from tools.common.models import Provenance
 from tools.crash_extract import CrashReport, NotACrashReportError
 from tools.crash_templates import ScenarioTemplate, packaged_templates
-from tools.llm import LLMSettings, ModelConfig, crash_extractor_model
 from tools.llm_crash import LLMCrashExtractor, MetaMessage, ScenarioDraft
-from tools.provenance import Provenance
 
 LABEL = "openai:gpt-4o"
 SUMMARY = (FIXTURES / "crashes" / "119839" / "summary.txt").read_text(encoding="utf-8")

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from tools.common.text import fold_word, normalise_phrase, tokens
 from tools.errors import OntologyError, UnknownRegionError
 from tools.feature import read_feature, write_feature
 from tools.mr import MRFields, MRParseError, StoredMR, canonical_key, format_gherkin, parse_gherkin
 from tools.ontology import Ontology, load_ontology
 from tools.scoring import baseline_prediction, score_rules
-from tools.text import fold_word, normalise_phrase, tokens
 
 
 def test_plurals_fold_but_lookalikes_stay() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from tools.report import relative_link, report_env
+from tools.common.report import relative_link, report_env
 from tools.simulation import RunRecord
 
 __all__ = ["CaseResult", "batch_totals", "load_batch", "write_batch_report"]

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tools.common.registry import tool
 from tools.crash_extract import CrashReport, OfflineCrashExtractor
 from tools.crash_templates import ScenarioTemplate
-from tools.registry import tool
 from tools.scenario import ROAD_TYPES
 
 __all__ = ["CRASH_TOOLS", "CrashToolContext", "extract_scenario", "scenario_template"]

@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
+from tools.common.text import fold_word, tokens
 from tools.errors import OntologyError
-from tools.text import fold_word, tokens
 
 __all__ = ["Lexicon", "PhraseMatcher", "Token", "load_lexicon", "tokenize_rule"]
 

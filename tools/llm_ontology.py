@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tools.common.text import normalise_phrase
 from tools.errors import LLMResponseError
 from tools.ontology import Ontology
 from tools.prompts import ONTOLOGY_PROPOSER_SYSTEM, ontology_proposer_task
-from tools.text import normalise_phrase
 
 __all__ = ["OntologyProposal", "propose_terms"]
 

@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tools.common.text import normalise_phrase
 from tools.errors import BadInputError
 from tools.ontology import Verb, Vocabulary
-from tools.text import normalise_phrase
 
 __all__ = [
     "MRCandidate",

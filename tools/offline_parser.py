@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tools.common.similarity import Embedder, LabelIndex
+from tools.common.text import normalise_phrase, tokens
 from tools.lexicon import Lexicon, Match, Pattern, PhraseMatcher, Token, load_lexicon, tokenize_rule
 from tools.mr import MRCandidate, MRFields
 from tools.ontology import Ontology, Term, Vocabulary
 from tools.rules import TrafficRule
-from tools.similarity import Embedder, LabelIndex
-from tools.text import normalise_phrase, tokens
 
 __all__ = ["OFFLINE_PARSER_NAME", "OntologyGroundedParser", "RuleAnalysis"]
 

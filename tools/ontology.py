@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import yaml
 
+from tools.common.text import contains_tokens, normalise_phrase, tokens
 from tools.errors import OntologyError, UnknownRegionError
-from tools.text import contains_tokens, normalise_phrase, tokens
 
 __all__ = [
     "BEHAVIORS",

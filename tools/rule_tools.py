@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tools.common.registry import tool
+from tools.common.text import normalise_phrase
 from tools.mr import parse_gherkin
 from tools.offline_parser import OntologyGroundedParser
 from tools.ontology import Ontology
-from tools.registry import tool
 from tools.rules import TrafficRule
-from tools.text import normalise_phrase
 from tools.validation import OfflineValidator, hallucination_of
 
 __all__ = ["RULE_TOOLS", "RuleToolContext", "check_mr", "find_rule_terms", "ground_phrase", "ontology_terms"]

@@ -14,11 +14,11 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from tools.common.text import normalise_phrase
 from tools.mr import MRCandidate
 from tools.offline_parser import OntologyGroundedParser, RuleAnalysis
 from tools.ontology import BEHAVIORS, Ontology
 from tools.rules import TrafficRule
-from tools.text import normalise_phrase
 
 __all__ = [
     "ONTOLOGY_CHECKS",

@@ -54,11 +54,11 @@ def _extract_all(path: Path, config: Path | None = None) -> tuple[list[tuple[str
 
     from agents.crash_extractor import CrashExtractorAgent
     from runners.config import api_key_for
+    from tools.common.llm import build_model_client, crash_extractor_model
+    from tools.common.models import Provenance
     from tools.crash_extract import OFFLINE_CRASH_EXTRACTOR, find_cases, read_case
     from tools.crash_templates import packaged_templates
-    from tools.llm import build_model_client, crash_extractor_model
     from tools.llm_crash import LLMCrashExtractor
-    from tools.provenance import Provenance
 
     cfg = make_config(config=config)
     try:

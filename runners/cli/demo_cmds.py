@@ -57,7 +57,7 @@ def _demo_detector(cfg: Any, train_seconds: float | None, images: int) -> tuple[
     """The synthetic dataset and the trained demo detector, made once per data dir and recipe."""
     from runners.detectors import demo_training_recipe, load_detector, train_detector
     from runners.detectors.evaluation import evaluate_detector
-    from tools.provenance import config_hash
+    from tools.common.models import config_hash
     from tools.tl.datasets import MANIFEST_NAME, load_dataset
     from tools.tl.synth import synth_tl
 
@@ -247,7 +247,7 @@ async def _run_parts(bus: Any, chosen: list[str], variants: int, tl_inputs: tupl
 
 def _finish_rules(cfg: Any, summary: Any) -> tuple[str, str, str]:
     from runners.cli.rules_cmds import _plain, _print_summary, _report_rows, _write_jsonl
-    from tools.report import write_rules_report
+    from tools.common.report import write_rules_report
 
     rows = _report_rows(summary)
     run_dir = cfg.runs_dir / summary.correlation_id

@@ -42,7 +42,7 @@ def propose(
     if model is None:
         raise fail("proposing ontology terms needs an LLM: set llm.provider and llm.model in the config")
     from runners.config import api_key_for
-    from tools.llm import build_model_client
+    from tools.common.llm import build_model_client
     from tools.llm_ontology import propose_terms
     from tools.ontology import load_ontology
 

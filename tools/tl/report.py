@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tools.report import report_env
+from tools.common.report import report_env
 from tools.tl.results import TLTestResult
 from tools.tl.transforms import TRANSFORM_CODES, transform_spec
 

@@ -1,4 +1,4 @@
-"""Provenance carried by every result: which code, configuration, ontology and models made it."""
+"""Provenance carried by every result: which code, configuration, ontology and models made it (pure data)."""
 
 from __future__ import annotations
 
