@@ -28,8 +28,8 @@ from bus import Bus, MRAccepted, MRRejected, RulesSubmitted, Subjects, decode_ev
 from bus.events import ErrorReported, RulesSubmittedPayload
 from runners.client import make_submissions
 from runners.state import read_state
-from tools.ontology import load_ontology
-from tools.rules import TrafficRule
+from tools.rules.models import TrafficRule
+from tools.rules.ontology import load_ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RULES = ROOT.parent / "shared" / "data" / "rules" / "germany.jsonl"

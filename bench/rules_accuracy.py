@@ -33,13 +33,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from tools.common.similarity import Embedder  # noqa: E402
 from tools.common.text import contains_tokens, tokens  # noqa: E402
-from tools.lexicon import Lexicon, load_lexicon  # noqa: E402
-from tools.mr import MRFields  # noqa: E402
-from tools.offline_parser import OntologyGroundedParser  # noqa: E402
-from tools.ontology import Ontology, load_ontology  # noqa: E402
-from tools.rules import TrafficRule  # noqa: E402
-from tools.scoring import ScoreReport, baseline_prediction, score_rules  # noqa: E402
-from tools.validation import OfflineValidator, choose_best  # noqa: E402
+from tools.rules.lexicon import Lexicon, load_lexicon  # noqa: E402
+from tools.rules.models import MRFields, TrafficRule  # noqa: E402
+from tools.rules.offline_parser import OntologyGroundedParser  # noqa: E402
+from tools.rules.ontology import Ontology, load_ontology  # noqa: E402
+from tools.rules.scoring import ScoreReport, baseline_prediction, score_rules  # noqa: E402
+from tools.rules.validation import OfflineValidator, choose_best  # noqa: E402
 
 DEFAULT_FILE = ROOT.parent / "shared" / "data" / "rules" / "germany.jsonl"
 

@@ -11,12 +11,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tools.common.models import Provenance
-from tools.mr import MRCandidate, StoredMR
-from tools.rules import TrafficRule
+from tools.rules.models import CheckResult, MRCandidate, StoredMR, TrafficRule
 from tools.scenario import Scenario
 from tools.simulation import EgoPolicy, RunRecord, RunSpec, SimSettings
 from tools.tl.transforms import TRANSFORM_CODES
-from tools.validation import CheckResult
 
 __all__ = [
     "CrashSubmittedPayload",

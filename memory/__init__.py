@@ -2,7 +2,8 @@
 
 from memory.embeddings import MiniLMEmbedder
 from memory.errors import EmbeddingModelError, MemoryError_, StoreLockedError
-from memory.mr_store import MRStore, NewMR, QdrantMRStore, SearchHit, StoreSettings, point_id
+from memory.mr_store import MRStore, QdrantMRStore, SearchHit, StoreSettings, point_id
+from tools.rules.models import NewMR
 
 __all__ = [
     "EmbeddingModelError",

@@ -25,9 +25,9 @@ from pydantic import BaseModel, Field
 
 from memory.errors import MemoryError_, StoreLockedError
 from tools.common.similarity import Embedder
-from tools.mr import MRFields, StoredMR, format_gherkin
+from tools.rules.models import MRFields, NewMR, StoredMR, format_gherkin
 
-__all__ = ["MRStore", "NewMR", "QdrantMRStore", "SearchHit", "StoreSettings", "point_id"]
+__all__ = ["MRStore", "QdrantMRStore", "SearchHit", "StoreSettings", "point_id"]
 
 log = structlog.get_logger(__name__)
 
@@ -54,20 +54,6 @@ class StoreSettings(BaseModel):
     url: str | None = Field(default=None, description="Qdrant server URL; overrides the local folder.")
     api_key: str | None = Field(default=None, description="Qdrant server API key (from the environment).", repr=False)
     collection: str = Field(default=COLLECTION, description="Collection name (tests use their own).")
-
-
-class NewMR(BaseModel):
-    """An accepted MR to store."""
-
-    fields: MRFields
-    canonical_key: str
-    manipulation_term: str = Field(description="Canonical manipulation term, for filtering.")
-    road_type_term: str = Field(description="Canonical road type, for filtering.")
-    region: str
-    score: float
-    rule_id: str
-    validator: str = ""
-    parser: str = ""
 
 
 @dataclass

@@ -14,7 +14,7 @@ from bus.errors import EventValidationError
 from bus.events import ErrorReported, RulesSubmittedPayload
 from runners.config import DrivemtConfig
 from runners.state import daemon_alive, read_state
-from tools.rules import TrafficRule
+from tools.rules.models import TrafficRule
 
 __all__ = ["RuleResult", "RulesCollector", "find_bus_url", "make_submissions", "unique_ids"]
 

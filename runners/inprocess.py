@@ -20,7 +20,7 @@ from runners.config import DrivemtConfig
 from runners.daemon import Daemon
 from tools.common.models import Provenance
 from tools.common.similarity import Embedder
-from tools.rules import TrafficRule
+from tools.rules.models import TrafficRule
 
 __all__ = ["RunSummary", "private_daemon", "result_row", "run_rules_in_process", "submit_and_collect"]
 

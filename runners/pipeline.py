@@ -13,12 +13,12 @@ import structlog
 
 from agents.crash_extractor import CrashExtractorAgent
 from agents.judge import JudgeAgent
-from agents.m_agent import MAgent
+from agents.rules.m_agent import MAgent
+from agents.rules.validator import ValidatorAgent
 from agents.runtime import Agent
 from agents.sim_planner import SimPlannerAgent
 from agents.sim_runner import SimRunnerAgent
 from agents.tl_augmenter import TLAugmenterAgent
-from agents.validator import ValidatorAgent
 from bus import Bus
 from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings
@@ -27,14 +27,14 @@ from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
 from tools.common.llm import build_model_client, crash_extractor_model
 from tools.common.models import Provenance
 from tools.common.similarity import Embedder
-from tools.lexicon import load_lexicon
 from tools.llm_crash import LLMCrashExtractor
-from tools.llm_parser import LLMRuleParser
-from tools.llm_validator import LLMSelfCheckValidator
-from tools.offline_parser import OntologyGroundedParser
-from tools.ontology import Ontology, load_ontology
-from tools.rule_tools import RuleToolContext
-from tools.validation import MRValidator, OfflineValidator
+from tools.rules.lexicon import load_lexicon
+from tools.rules.llm_parser import LLMRuleParser
+from tools.rules.llm_validator import LLMSelfCheckValidator
+from tools.rules.offline_parser import OntologyGroundedParser
+from tools.rules.ontology import Ontology, load_ontology
+from tools.rules.tools import RuleToolContext
+from tools.rules.validation import MRValidator, OfflineValidator
 
 __all__ = ["RulePipeline"]
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from bus import Bus
-from memory.mr_store import MRStore, NewMR
+from memory.mr_store import MRStore
 from tools.common.text import normalise_phrase
 from tools.errors import BadInputError, UnknownTermError
-from tools.mr import MRFields, canonical_key
-from tools.ontology import BEHAVIORS, Ontology
+from tools.rules.models import MRFields
+from tools.rules.mr import new_mr
+from tools.rules.ontology import BEHAVIORS, Ontology
 
 __all__ = ["MRService", "register_services"]
 
@@ -76,11 +77,9 @@ class MRService:
             self.check_terms(fields, region)
             vocab = self.ontology.vocabulary(region)
             items.append(
-                NewMR(
-                    fields=fields,
-                    canonical_key=canonical_key(fields, vocab),
-                    manipulation_term=vocab.canonical("manipulation", fields.manipulation),
-                    road_type_term=vocab.canonical("road_type", fields.road_type),
+                new_mr(
+                    fields,
+                    vocab,
                     region=region,
                     score=float(raw.get("score", 1.0)),
                     rule_id=str(raw.get("source") or "import"),

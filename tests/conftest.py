@@ -22,7 +22,7 @@ from bus import Bus, EmbeddedNatsServer, Subjects
 from memory.embeddings import MiniLMEmbedder
 from runners.config import DrivemtConfig, load_config
 from tests.helpers import FIXTURES
-from tools.ontology import Ontology, load_ontology
+from tools.rules.ontology import Ontology, load_ontology
 
 
 def _dump_tasks(signum: int, frame: object) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bus import Bus, Event, decode_event
-from tools.rules import TrafficRule
+from tools.rules.models import TrafficRule
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

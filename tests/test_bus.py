@@ -9,7 +9,7 @@ import pytest
 
 from bus import Bus, BusError, EmbeddedNatsServer, RulesSubmitted, adoptable, port_open
 from bus.events import RulesSubmittedPayload
-from tools.rules import TrafficRule
+from tools.rules.models import TrafficRule
 
 
 async def test_embedded_server_starts_on_a_free_port_and_stops(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from bus.events import ErrorReported
 from runners.client import make_submissions
 from runners.state import pid_alive, read_state
 from tests.helpers import FIXTURES
-from tools.rules import TrafficRule
+from tools.rules.models import TrafficRule
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from bus import (
 )
 from bus.errors import InvalidSubjectError
 from bus.events import Event, EventRegistry, RulesSubmittedPayload
-from tools.rules import TrafficRule
+from tools.rules.models import TrafficRule
 
 
 def make_submission() -> RulesSubmitted:

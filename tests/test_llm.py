@@ -18,12 +18,12 @@ from runners.inprocess import submit_and_collect
 from tests.helpers import rule
 from tools.common.llm import LLMSettings, ModelConfig, build_model_client
 from tools.errors import LLMConfigurationError
-from tools.llm_ontology import propose_terms
-from tools.llm_parser import LLMRuleParser, mr_draft_model
-from tools.offline_parser import OntologyGroundedParser
-from tools.ontology import Ontology
-from tools.rule_tools import RuleToolContext
-from tools.validation import OfflineValidator
+from tools.rules.llm_ontology import propose_terms
+from tools.rules.llm_parser import LLMRuleParser, mr_draft_model
+from tools.rules.offline_parser import OntologyGroundedParser
+from tools.rules.ontology import Ontology
+from tools.rules.tools import RuleToolContext
+from tools.rules.validation import OfflineValidator
 
 INFO = {"vision": False, "function_calling": True, "json_output": True, "structured_output": True, "family": "unknown"}
 FOG = "If visibility is reduced to less than 50 meters due to fog, the speed must not exceed 50 km/h."

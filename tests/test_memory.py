@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from memory import MiniLMEmbedder, NewMR, QdrantMRStore, StoreLockedError, StoreSettings
-from tools.mr import MRFields, canonical_key
-from tools.ontology import Ontology
+from memory import MiniLMEmbedder, QdrantMRStore, StoreLockedError, StoreSettings
+from tools.rules.models import MRFields, NewMR
+from tools.rules.mr import canonical_key
+from tools.rules.ontology import Ontology
 
 
 def new_mr(ontology: Ontology, road: str, verb: str, manip: str, beh: str, rule_id: str, score: float = 0.9) -> NewMR:

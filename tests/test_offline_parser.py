@@ -6,11 +6,11 @@ import pytest
 
 from memory.embeddings import MiniLMEmbedder
 from tests.helpers import rule
-from tools.mr import MRCandidate, MRFields
-from tools.offline_parser import OFFLINE_PARSER_NAME, OntologyGroundedParser
-from tools.ontology import Ontology
-from tools.scoring import score_rules
-from tools.validation import OfflineValidator, choose_best
+from tools.rules.models import MRCandidate, MRFields
+from tools.rules.offline_parser import OFFLINE_PARSER_NAME, OntologyGroundedParser
+from tools.rules.ontology import Ontology
+from tools.rules.scoring import score_rules
+from tools.rules.validation import OfflineValidator, choose_best
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,11 @@ import pytest
 
 from tools.common.text import fold_word, normalise_phrase, tokens
 from tools.errors import OntologyError, UnknownRegionError
-from tools.feature import read_feature, write_feature
-from tools.mr import MRFields, MRParseError, StoredMR, canonical_key, format_gherkin, parse_gherkin
-from tools.ontology import Ontology, load_ontology
-from tools.scoring import baseline_prediction, score_rules
+from tools.rules.feature import read_feature, write_feature
+from tools.rules.models import MRFields, StoredMR, format_gherkin
+from tools.rules.mr import MRParseError, canonical_key, parse_gherkin
+from tools.rules.ontology import Ontology, load_ontology
+from tools.rules.scoring import baseline_prediction, score_rules
 
 
 def test_plurals_fold_but_lookalikes_stay() -> None:

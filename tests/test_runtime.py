@@ -24,7 +24,7 @@ from bus import (
 from bus.events import ProgressPayload, RulesSubmittedPayload
 from tests.helpers import Recorder
 from tools.errors import BadInputError
-from tools.rules import TrafficRule
+from tools.rules.models import TrafficRule
 
 
 def submission(text: str, rule_id: str = "r1") -> RulesSubmitted:

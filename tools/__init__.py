@@ -1,6 +1,6 @@
 """Plain typed functions the agents call: ontology, lexicons, parsers, validators, crash extraction, reports.
 
-Tools never import the bus. Modules are imported by name (``tools.offline_parser`` ...); this package
+Tools never import the bus. Modules are imported by name (``tools.rules.offline_parser`` ...); this package
 re-exports only its error types so ``import tools`` stays cheap.
 """
 

@@ -29,7 +29,7 @@ from bus.errors import EventValidationError
 from bus.events import AgentHeartbeat, ErrorReported, Event, decode_event
 from runners.client import make_submissions
 from tools.errors import DrivemtError
-from tools.rules import TrafficRule, check_rule
+from tools.rules.models import TrafficRule, check_rule
 
 __all__ = ["DrivemtApp"]
 

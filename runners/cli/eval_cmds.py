@@ -56,10 +56,9 @@ def eval_rules(
     reference MR matches all three together.
     """
     cfg = make_config(config=config, log_level=log_level)
-    from tools.mr import MRFields
-    from tools.ontology import load_ontology
-    from tools.rules import TrafficRule
-    from tools.scoring import baseline_prediction, score_rules
+    from tools.rules.models import MRFields, TrafficRule
+    from tools.rules.ontology import load_ontology
+    from tools.rules.scoring import baseline_prediction, score_rules
 
     refs = _load_references(file)
     rules = [

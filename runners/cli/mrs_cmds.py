@@ -51,7 +51,7 @@ async def _call(cfg: DrivemtConfig, method: str, params: dict[str, Any]) -> Any:
     from memory.mr_store import QdrantMRStore, StoreSettings
     from runners.config import qdrant_api_key
     from runners.rpc import MRService
-    from tools.ontology import load_ontology
+    from tools.rules.ontology import load_ontology
 
     store = QdrantMRStore(
         settings=StoreSettings(path=cfg.qdrant_path, url=cfg.qdrant_url, api_key=qdrant_api_key()),
@@ -153,7 +153,7 @@ def mrs_export(
     """Export every MR: Gherkin .feature files a person can review, edit and import back."""
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url)
     records = run_async(lambda: _call(cfg, "mrs.list", {"limit": 10_000_000}))
-    from tools.mr import StoredMR
+    from tools.rules.models import StoredMR
 
     mrs = [StoredMR(**r) for r in records]
     if fmt == "jsonl":
@@ -163,7 +163,7 @@ def mrs_export(
         return
     if fmt != "feature":
         raise fail(f"unknown format {fmt!r}: use feature or jsonl")
-    from tools.feature import write_feature
+    from tools.rules.feature import write_feature
 
     regions = sorted({m.region for m in mrs}) or []
     for region in regions:
@@ -187,7 +187,7 @@ def mrs_import(
     """Import MRs from .feature files; each MR's terms are checked against the ontology first."""
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url)
     from tools.errors import BadInputError
-    from tools.feature import read_feature
+    from tools.rules.feature import read_feature
 
     payload = []
     for path in files:

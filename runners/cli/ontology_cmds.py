@@ -43,8 +43,8 @@ def propose(
         raise fail("proposing ontology terms needs an LLM: set llm.provider and llm.model in the config")
     from runners.config import api_key_for
     from tools.common.llm import build_model_client
-    from tools.llm_ontology import propose_terms
-    from tools.ontology import load_ontology
+    from tools.rules.llm_ontology import propose_terms
+    from tools.rules.ontology import load_ontology
 
     text = document.read_text(encoding="utf-8", errors="replace")
     ontology = load_ontology(cfg.ontology_files)
@@ -103,7 +103,7 @@ def accept(
     section = body.get(region) if region else None
     if not isinstance(section, dict):
         raise fail(f"proposal {proposal} is malformed")
-    from tools.ontology import Ontology, _parse
+    from tools.rules.ontology import Ontology, _parse
 
     accepted_path = cfg.data_dir / "ontology" / "accepted.yaml"
     current = yaml.safe_load(accepted_path.read_text(encoding="utf-8")) if accepted_path.is_file() else {}

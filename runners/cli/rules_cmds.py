@@ -39,7 +39,8 @@ def register(app: typer.Typer) -> None:
 
 def _read_rules(path: Path | None, text: str | None, region: str) -> list[Any]:
     from tools.errors import BadInputError
-    from tools.rules import TrafficRule, read_rules_file
+    from tools.rules.files import read_rules_file
+    from tools.rules.models import TrafficRule
 
     if (path is None) == (text is None):
         raise fail("give a rules FILE or --text, not both")
@@ -158,7 +159,7 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def _sample_rules() -> list[Any]:
-    from tools.rules import read_rules_file
+    from tools.rules.files import read_rules_file
 
     rules: list[Any] = []
     base = resources.files("tools.data")

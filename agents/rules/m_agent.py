@@ -18,12 +18,11 @@ from bus import ErrorReported, Event, MRCandidatesProduced, RulesSubmitted, deri
 from bus.events import MRCandidatesPayload, ParserFailure
 from tools.common.models import Provenance
 from tools.errors import BadInputError
-from tools.llm_parser import LLMRuleParser
-from tools.mr import MRCandidate
-from tools.offline_parser import OntologyGroundedParser
-from tools.ontology import Ontology
-from tools.rule_tools import RULE_TOOLS
-from tools.rules import MAX_RULE_BYTES, TrafficRule, check_rule
+from tools.rules.llm_parser import LLMRuleParser
+from tools.rules.models import MAX_RULE_BYTES, MRCandidate, TrafficRule, check_rule
+from tools.rules.offline_parser import OntologyGroundedParser
+from tools.rules.ontology import Ontology
+from tools.rules.tools import RULE_TOOLS
 
 __all__ = ["MAgent"]
 

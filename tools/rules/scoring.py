@@ -2,7 +2,7 @@
 
 The canonical form of a road type or manipulation is the longest ontology term (core plus the rule's
 region, case-insensitive, plurals folded) contained in the phrase, else the normalised phrase: a fixed
-rule (:meth:`tools.ontology.Vocabulary.canonical`), not the extractor's similarity model, so the scorer
+rule (:meth:`tools.rules.ontology.Vocabulary.canonical`), not the extractor's similarity model, so the scorer
 never grades itself. A field is right when it equals that field of some reference MR; the triple is
 right when one reference MR matches road type, manipulation and behaviour together.
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from tools.mr import MRFields
-from tools.ontology import Ontology
+from tools.rules.models import MRFields
+from tools.rules.ontology import Ontology
 
 __all__ = ["FIELDS", "RuleScore", "ScoreReport", "baseline_prediction", "score_rule", "score_rules"]
 

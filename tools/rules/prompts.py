@@ -7,7 +7,7 @@ and states the result in Gherkin form.
 
 from __future__ import annotations
 
-from tools.ontology import Vocabulary
+from tools.rules.ontology import Vocabulary
 
 __all__ = [
     "M_AGENT_SYSTEM",

@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from tools.common.registry import tool
 from tools.common.text import normalise_phrase
-from tools.mr import parse_gherkin
-from tools.offline_parser import OntologyGroundedParser
-from tools.ontology import Ontology
-from tools.rules import TrafficRule
-from tools.validation import OfflineValidator, hallucination_of
+from tools.rules.models import TrafficRule
+from tools.rules.mr import parse_gherkin
+from tools.rules.offline_parser import OntologyGroundedParser
+from tools.rules.ontology import Ontology
+from tools.rules.validation import OfflineValidator, hallucination_of
 
 __all__ = ["RULE_TOOLS", "RuleToolContext", "check_mr", "find_rule_terms", "ground_phrase", "ontology_terms"]
 
@@ -107,7 +107,7 @@ def check_mr(ctx: RuleToolContext, rule_text: str, mr: str, region: str) -> dict
         mr: The MR, "Given the ego-vehicle approaches to ..., When drivemt adds ..., Then ego-vehicle should ...".
         region: Ontology region.
     """
-    from tools.mr import MRCandidate
+    from tools.rules.models import MRCandidate
 
     fields = parse_gherkin(mr)
     rule = TrafficRule(id="rule", text=rule_text, region=region)

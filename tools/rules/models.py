@@ -1,55 +1,64 @@
-"""Metamorphic relations (MRs): the model, their Gherkin form and its parser.
+"""The rules domain's data: traffic rules, MRs (fields, candidates, stored and new), validation checks.
 
-An MR reads::
-
-    Given the ego-vehicle approaches to <road type>,
-    When drivemt <adds|replaces> <manipulation>,
-    Then ego-vehicle should <expected behaviour>
-
-The parser also reads AutoMT's own "When AUTOMT ..." wording, so reference MRs and MRs edited by
-hand in a ``.feature`` file come back in.
+Pure pydantic models and the few helpers their properties need; events carry them, so this module imports
+nothing of drivemt but :mod:`tools.errors` (``import bus`` stays light).
 """
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tools.common.text import normalise_phrase
-from tools.errors import BadInputError
-from tools.ontology import Verb, Vocabulary
+from tools.errors import EmptyRuleError, RuleTooLongError
 
 __all__ = [
+    "MAX_RULE_BYTES",
+    "CheckResult",
     "MRCandidate",
     "MRFields",
-    "MRParseError",
+    "NewMR",
+    "Question",
     "StoredMR",
-    "canonical_key",
+    "TrafficRule",
+    "Verb",
+    "Verdict",
+    "check_rule",
     "format_gherkin",
-    "parse_gherkin",
 ]
 
-_GHERKIN = re.compile(
-    r"^\s*(?:Scenario:[^\n]*\n\s*)?Given\s+the\s+ego[- ]vehicle\s+approaches\s+(?:to\s+)?(?P<road>.+?)\s*,?\s*\n?"
-    r"\s*When\s+(?:drivemt|automt)\s+(?P<verb>adds|replaces|add|replace)\s+(?P<manip>.+?)\s*,?\s*\n?"
-    r"\s*Then\s+(?:the\s+)?ego[- ]vehicle\s+should\s+(?P<beh>.+?)\s*\.?\s*$",
-    re.IGNORECASE | re.DOTALL,
-)
+MAX_RULE_BYTES = 10 * 1024
+"""Largest rule accepted, in UTF-8 bytes: one rule, not a whole rules document."""
 
 
-class MRParseError(BadInputError):
-    """Text that is not an MR in Gherkin form."""
+class TrafficRule(BaseModel):
+    """One traffic rule to turn into an MR."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        excerpt = text if len(text) <= 120 else text[:117] + "..."
-        super().__init__(
-            "not an MR in Gherkin form (expected 'Given the ego-vehicle approaches to <road type>, "
-            f"When drivemt <adds|replaces> <manipulation>, Then ego-vehicle should <behaviour>'): {excerpt!r}"
-        )
+    id: str = Field(min_length=1, max_length=200, description="Caller's rule id, e.g. 'de-01'.")
+    text: str = Field(description="The rule in English, free text.")
+    region: str = Field(default="germany", description="Ontology region whose terms the MR may use.")
+
+
+def check_rule(rule: TrafficRule, *, max_bytes: int = MAX_RULE_BYTES) -> TrafficRule:
+    """Reject rules that can never yield an MR: empty, or larger than one rule can be.
+
+    Raises:
+        EmptyRuleError: If the text is blank.
+        RuleTooLongError: If the text is over ``max_bytes`` UTF-8 bytes.
+    """
+    if not rule.text.strip():
+        raise EmptyRuleError(rule.id)
+    size = len(rule.text.encode("utf-8"))
+    if size > max_bytes:
+        raise RuleTooLongError(size, max_bytes, rule.id)
+    return rule
+
+
+Verb = Literal["adds", "replaces"]
+"""How an MR changes the scene: it adds an object, or replaces a condition that is always present."""
+
+Question = Literal["elements_in_rule", "rule_supported", "parts_consistent"]
 
 
 class MRFields(BaseModel):
@@ -87,45 +96,6 @@ def format_gherkin(mr: MRFields, *, actor: Literal["drivemt", "AUTOMT"] = "drive
         f"Given the ego-vehicle approaches to {mr.road_type}, "
         f"When {actor} {mr.verb} {mr.manipulation}, "
         f"Then ego-vehicle should {mr.expected_behavior}"
-    )
-
-
-def parse_gherkin(text: str) -> MRFields:
-    """Read an MR from its Gherkin form (one line, or Given/When/Then on separate lines).
-
-    Args:
-        text: The MR text; "When drivemt" and "When AUTOMT" are both accepted, as is a leading
-            ``Scenario:`` line.
-
-    Raises:
-        MRParseError: If the text does not have the Given/When/Then shape.
-    """
-    match = _GHERKIN.match(text.strip())
-    if not match:
-        raise MRParseError(text)
-    verb = match.group("verb").lower()
-    verb = "adds" if verb.startswith("add") else "replaces"
-    return MRFields(
-        road_type=match.group("road"),
-        verb=verb,  # type: ignore[arg-type]
-        manipulation=match.group("manip"),
-        expected_behavior=match.group("beh"),
-    )
-
-
-def canonical_key(mr: MRFields, vocabulary: Vocabulary) -> str:
-    """Identity of an MR: road type, verb, manipulation and behaviour as canonical ontology terms.
-
-    Two MRs are the same MR when these four agree; embedding similarity is not identity (fog, rain
-    and snow MRs are 0.85-0.91 similar yet different relations).
-    """
-    return "|".join(
-        (
-            vocabulary.canonical("road_type", mr.road_type),
-            mr.verb,
-            vocabulary.canonical("manipulation", mr.manipulation),
-            normalise_phrase(mr.expected_behavior),
-        )
     )
 
 
@@ -180,3 +150,47 @@ class StoredMR(BaseModel):
     duplicate: bool = False
     validator: str = ""
     parser: str = ""
+
+
+class NewMR(BaseModel):
+    """An accepted MR to store."""
+
+    fields: MRFields
+    canonical_key: str
+    manipulation_term: str = Field(description="Canonical manipulation term, for filtering.")
+    road_type_term: str = Field(description="Canonical road type, for filtering.")
+    region: str
+    score: float
+    rule_id: str
+    validator: str = ""
+    parser: str = ""
+
+
+class CheckResult(BaseModel):
+    """One check behind one of the three questions."""
+
+    question: Question
+    check: str
+    passed: bool
+    detail: str
+    hard: bool = Field(default=False, description="A failed hard check rejects the candidate whatever its score.")
+
+
+class Verdict(BaseModel):
+    """The validator's judgement of one candidate."""
+
+    candidate: MRCandidate
+    hallucination: float = Field(ge=0.0, le=1.0)
+    checks: list[CheckResult] = Field(default_factory=list)
+    validator: str
+    accepted: bool
+
+    @property
+    def score(self) -> float:
+        """``1 - hallucination``: higher is better."""
+        return round(1.0 - self.hallucination, 4)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why checks failed, for a rejection."""
+        return [f"{c.check}: {c.detail}" for c in self.checks if not c.passed]

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.errors import BadInputError
-from tools.mr import MRFields, StoredMR, parse_gherkin
+from tools.rules.models import MRFields, StoredMR
+from tools.rules.mr import parse_gherkin
 
 __all__ = ["FeatureMR", "read_feature", "write_feature"]
 

@@ -15,12 +15,13 @@ from typing import ClassVar
 from agents.runtime import Agent, Outcome
 from bus import Event, MRAccepted, MRCandidatesProduced, MRRejected, ScoredCandidate, derived_id
 from bus.events import MRAcceptedPayload, MRRejectedPayload
-from memory.mr_store import MRStore, NewMR
+from memory.mr_store import MRStore
 from tools.common.models import Provenance
-from tools.mr import canonical_key
-from tools.offline_parser import OFFLINE_PARSER_NAME
-from tools.ontology import Ontology
-from tools.validation import MRValidator, OfflineValidator, Verdict, choose_best
+from tools.rules.models import Verdict
+from tools.rules.mr import new_mr
+from tools.rules.offline_parser import OFFLINE_PARSER_NAME
+from tools.rules.ontology import Ontology
+from tools.rules.validation import MRValidator, OfflineValidator, choose_best
 
 __all__ = ["ValidatorAgent"]
 
@@ -91,11 +92,9 @@ class ValidatorAgent(Agent):
                 vocab = self.ontology.vocabulary(rule.region)
                 mr = best.candidate.mr
                 items.append(
-                    NewMR(
-                        fields=mr,
-                        canonical_key=canonical_key(mr, vocab),
-                        manipulation_term=vocab.canonical("manipulation", mr.manipulation),
-                        road_type_term=vocab.canonical("road_type", mr.road_type),
+                    new_mr(
+                        mr,
+                        vocab,
                         region=rule.region,
                         score=best.score,
                         rule_id=rule.id,

@@ -25,10 +25,9 @@ from functools import cached_property
 
 from tools.common.similarity import Embedder, LabelIndex
 from tools.common.text import normalise_phrase, tokens
-from tools.lexicon import Lexicon, Match, Pattern, PhraseMatcher, Token, load_lexicon, tokenize_rule
-from tools.mr import MRCandidate, MRFields
-from tools.ontology import Ontology, Term, Vocabulary
-from tools.rules import TrafficRule
+from tools.rules.lexicon import Lexicon, Match, Pattern, PhraseMatcher, Token, load_lexicon, tokenize_rule
+from tools.rules.models import MRCandidate, MRFields, TrafficRule
+from tools.rules.ontology import Ontology, Term, Vocabulary
 
 __all__ = ["OFFLINE_PARSER_NAME", "OntologyGroundedParser", "RuleAnalysis"]
 

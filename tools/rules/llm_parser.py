@@ -16,11 +16,10 @@ from pydantic import BaseModel, Field, create_model
 from tools.common.registry import registry
 from tools.common.text import normalise_phrase
 from tools.errors import LLMResponseError
-from tools.mr import MRCandidate, MRFields
-from tools.ontology import Ontology, Vocabulary
-from tools.prompts import M_AGENT_SYSTEM, m_agent_task
-from tools.rule_tools import RuleToolContext
-from tools.rules import TrafficRule
+from tools.rules.models import MRCandidate, MRFields, TrafficRule
+from tools.rules.ontology import Ontology, Vocabulary
+from tools.rules.prompts import M_AGENT_SYSTEM, m_agent_task
+from tools.rules.tools import RuleToolContext
 
 __all__ = ["LLMRuleParser", "mr_draft_model"]
 

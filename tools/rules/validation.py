@@ -3,34 +3,27 @@
 AutoMT asks a model, SelfCheckGPT-style, whether (1) all three MR elements are in the rule, (2) the
 rule supports the MR and (3) the MR's parts are consistent, and keeps the candidate with the lowest
 hallucination score. The offline validator here answers the same three questions with deterministic
-checks; the LLM validator (``tools.llm_validator``) asks a model. Either way ``score = 1 - hallucination``,
+checks; the LLM validator (``tools.rules.llm_validator``) asks a model. Either way ``score = 1 - hallucination``,
 so higher is better.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
-
-from pydantic import BaseModel, Field
+from typing import Protocol
 
 from tools.common.text import normalise_phrase
-from tools.mr import MRCandidate
-from tools.offline_parser import OntologyGroundedParser, RuleAnalysis
-from tools.ontology import BEHAVIORS, Ontology
-from tools.rules import TrafficRule
+from tools.rules.models import CheckResult, MRCandidate, Question, TrafficRule, Verdict
+from tools.rules.offline_parser import OntologyGroundedParser, RuleAnalysis
+from tools.rules.ontology import BEHAVIORS, Ontology
 
 __all__ = [
     "ONTOLOGY_CHECKS",
     "QUESTIONS",
-    "CheckResult",
     "MRValidator",
     "OfflineValidator",
-    "Verdict",
     "choose_best",
 ]
-
-Question = Literal["elements_in_rule", "rule_supported", "parts_consistent"]
 
 QUESTIONS: dict[Question, str] = {
     "elements_in_rule": "Are all three elements (road type, manipulation, expected behaviour) of the MR present in the traffic rule?",
@@ -43,36 +36,6 @@ ONTOLOGY_CHECKS = frozenset({"road type in ontology", "manipulation in ontology"
 
 _TURNING_ROADS = frozenset({"intersection", "alley"})
 _SIGNAL_WORDS = ("light", "arrow", "signal", "sign")
-
-
-class CheckResult(BaseModel):
-    """One check behind one of the three questions."""
-
-    question: Question
-    check: str
-    passed: bool
-    detail: str
-    hard: bool = Field(default=False, description="A failed hard check rejects the candidate whatever its score.")
-
-
-class Verdict(BaseModel):
-    """The validator's judgement of one candidate."""
-
-    candidate: MRCandidate
-    hallucination: float = Field(ge=0.0, le=1.0)
-    checks: list[CheckResult] = Field(default_factory=list)
-    validator: str
-    accepted: bool
-
-    @property
-    def score(self) -> float:
-        """``1 - hallucination``: higher is better."""
-        return round(1.0 - self.hallucination, 4)
-
-    @property
-    def reasons(self) -> list[str]:
-        """Why checks failed, for a rejection."""
-        return [f"{c.check}: {c.detail}" for c in self.checks if not c.passed]
 
 
 class MRValidator(Protocol):

@@ -15,10 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.errors import LLMResponseError
-from tools.mr import MRCandidate
-from tools.prompts import VALIDATOR_SYSTEM, validator_task
-from tools.rules import TrafficRule
-from tools.validation import ONTOLOGY_CHECKS, QUESTIONS, CheckResult, OfflineValidator, Verdict
+from tools.rules.models import CheckResult, MRCandidate, TrafficRule, Verdict
+from tools.rules.prompts import VALIDATOR_SYSTEM, validator_task
+from tools.rules.validation import ONTOLOGY_CHECKS, QUESTIONS, OfflineValidator
 
 __all__ = ["LLMSelfCheckValidator", "SelfCheckAnswers"]
 

@@ -1,4 +1,4 @@
-"""Traffic rules as the M-Agent receives them, and the checks every rule passes first."""
+"""Reading traffic rules from files (one rule per line, or JSON lines)."""
 
 from __future__ import annotations
 
@@ -6,37 +6,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from tools.errors import BadInputError
+from tools.rules.models import TrafficRule
 
-from tools.errors import BadInputError, EmptyRuleError, RuleTooLongError
-
-__all__ = ["MAX_RULE_BYTES", "TrafficRule", "check_rule", "read_rules_file"]
-
-MAX_RULE_BYTES = 10 * 1024
-"""Largest rule accepted, in UTF-8 bytes: one rule, not a whole rules document."""
-
-
-class TrafficRule(BaseModel):
-    """One traffic rule to turn into an MR."""
-
-    id: str = Field(min_length=1, max_length=200, description="Caller's rule id, e.g. 'de-01'.")
-    text: str = Field(description="The rule in English, free text.")
-    region: str = Field(default="germany", description="Ontology region whose terms the MR may use.")
-
-
-def check_rule(rule: TrafficRule, *, max_bytes: int = MAX_RULE_BYTES) -> TrafficRule:
-    """Reject rules that can never yield an MR: empty, or larger than one rule can be.
-
-    Raises:
-        EmptyRuleError: If the text is blank.
-        RuleTooLongError: If the text is over ``max_bytes`` UTF-8 bytes.
-    """
-    if not rule.text.strip():
-        raise EmptyRuleError(rule.id)
-    size = len(rule.text.encode("utf-8"))
-    if size > max_bytes:
-        raise RuleTooLongError(size, max_bytes, rule.id)
-    return rule
+__all__ = ["read_rules_file"]
 
 
 def read_rules_file(path: Path, *, region: str) -> Iterator[TrafficRule]:

@@ -21,6 +21,7 @@ import yaml
 
 from tools.common.text import contains_tokens, normalise_phrase, tokens
 from tools.errors import OntologyError, UnknownRegionError
+from tools.rules.models import Verb
 
 __all__ = [
     "BEHAVIORS",
@@ -37,7 +38,6 @@ __all__ = [
 CORE_SECTION = "m_agent_prompt"
 """Name of the region-independent section in the ontology file."""
 
-Verb = Literal["adds", "replaces"]
 Field = Literal["road_type", "manipulation", "expected_behavior"]
 Category = Literal["road_type", "traffic_infrastructure", "object", "environment", "behavior"]
 

@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from tools.common.text import normalise_phrase
 from tools.errors import LLMResponseError
-from tools.ontology import Ontology
-from tools.prompts import ONTOLOGY_PROPOSER_SYSTEM, ontology_proposer_task
+from tools.rules.ontology import Ontology
+from tools.rules.prompts import ONTOLOGY_PROPOSER_SYSTEM, ontology_proposer_task
 
 __all__ = ["OntologyProposal", "propose_terms"]
 
