@@ -30,50 +30,14 @@ from bus import (
     ViolationFound,
     derived_id,
 )
-from bus.events import CrashVerdictPayload, TLVerdictPayload, ViolationPayload
-from tools.crash_report import write_batch_report
-from tools.simulation import RunRecord
+from bus.events import TLVerdictPayload, ViolationPayload
+from tools.crash.models import CaseVerdict, RunSummary
+from tools.crash.report import write_batch_report
+from tools.crash.verdict import case_verdict
 
-__all__ = ["JudgeAgent", "crash_verdict"]
+__all__ = ["JudgeAgent"]
 
 log = structlog.get_logger(__name__)
-
-
-def _summary(record: RunRecord, index: int) -> dict[str, Any]:
-    return {
-        "index": index,
-        "run_id": record.spec.run_id,
-        "ego": record.spec.ego_id,
-        "policy": record.spec.policy,
-        "reproduced": record.reproduced,
-        "ego_collided": record.ego_collided,
-        "wall_seconds": record.wall_seconds,
-        "record": record.record_path,
-        "error": record.error,
-    }
-
-
-def crash_verdict(case_id: str, parts: dict[str, dict[str, Any]]) -> CrashVerdictPayload:
-    """Judge a case from the summaries of all its runs (see :func:`_summary`)."""
-    runs = sorted(parts.values(), key=lambda r: r["index"])
-    done = [r for r in runs if not r["error"]]
-    per_ego: dict[str, bool] = {}
-    for r in done:
-        key = f"{r['ego']}/{r['policy']}"
-        per_ego[key] = per_ego.get(key, False) or bool(r["reproduced"])
-    violations = [i + 1 for i, r in enumerate(runs) if r["ego_collided"]]
-    return CrashVerdictPayload(
-        case_id=case_id,
-        runs=len(runs),
-        reproduced=any(r["reproduced"] for r in done),
-        reproduced_by=[r["run_id"] for r in done if r["reproduced"]],
-        reproduced_per_ego=per_ego,
-        violations=len(violations),
-        first_violation_runs=violations[:3],
-        seconds_per_run=sum(r["wall_seconds"] for r in done) / len(done) if done else 0.0,
-        records=[r["record"] for r in runs if r["record"]],
-        errors=[f"{r['run_id']}: {r['error']}" for r in runs if r["error"]],
-    )
 
 
 class JudgeAgent(Agent):
@@ -209,9 +173,9 @@ class JudgeAgent(Agent):
                 )
             )
         group = f"crash.{event.correlation_id}.{p.case_id}"
-        parts = await self.bus.tally(group, r.spec.run_id, _summary(r, p.index))
+        parts = await self.bus.tally(group, r.spec.run_id, RunSummary.of(r, p.index).model_dump(mode="json"))
         if len(parts) >= p.total:
-            verdict = crash_verdict(p.case_id, parts)
+            verdict = case_verdict(p.case_id, [RunSummary.model_validate(v) for v in parts.values()])
             out.append(
                 CrashVerdict(
                     correlation_id=event.correlation_id,
@@ -226,7 +190,7 @@ class JudgeAgent(Agent):
         return out
 
     @staticmethod
-    def _write(case_dir: Path, verdict: CrashVerdictPayload) -> None:
+    def _write(case_dir: Path, verdict: CaseVerdict) -> None:
         case_dir.mkdir(parents=True, exist_ok=True)
         (case_dir / "verdict.json").write_text(json.dumps(verdict.model_dump(mode="json"), indent=2), encoding="utf-8")
         try:

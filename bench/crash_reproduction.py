@@ -31,9 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runners.simulation import SimSettings, plan_runs  # noqa: E402
-from tools.crash_extract import OfflineCrashExtractor, find_cases, read_case  # noqa: E402
-from tools.scenario import Scenario  # noqa: E402
+from tools.crash.extract import OfflineCrashExtractor, find_cases, read_case  # noqa: E402
+from tools.crash.models import Scenario, SimSettings  # noqa: E402
+from tools.crash.runs import plan_runs  # noqa: E402
 
 DEFAULT_DIR = ROOT.parent / "shared" / "data" / "crashes" / "dev"
 
@@ -44,7 +44,7 @@ def _init_worker(settings_json: str) -> None:
     """One warm simulator per worker process."""
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     global _SIM
-    from runners.metadrive import MetaDriveSimulator
+    from runners.simulators.metadrive import MetaDriveSimulator
 
     _SIM = MetaDriveSimulator(settings=SimSettings.model_validate_json(settings_json))
     _SIM.start()

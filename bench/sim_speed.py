@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runners.simulation import RunSpec, SimSettings  # noqa: E402
-from tools.crash_extract import OfflineCrashExtractor, find_cases, read_case  # noqa: E402
+from tools.crash.extract import OfflineCrashExtractor, find_cases, read_case  # noqa: E402
+from tools.crash.models import RunSpec, SimSettings  # noqa: E402
 
 DEFAULT_DIR = ROOT.parent / "shared" / "data" / "crashes" / "dev"
 
@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--no-render", action="store_true")
     args = ap.parse_args()
 
-    from runners.metadrive import MetaDriveConfig, MetaDriveSimulator
+    from runners.simulators.metadrive import MetaDriveConfig, MetaDriveSimulator
 
     extractor = OfflineCrashExtractor()
     scenarios = [extractor.extract(read_case(f)) for f in find_cases(args.data)]

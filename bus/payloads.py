@@ -11,9 +11,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tools.common.models import Provenance
+from tools.crash.models import CaseVerdict as CrashVerdictPayload
+from tools.crash.models import EgoPolicy, RunRecord, RunSpec, Scenario, SimSettings
 from tools.rules.models import CheckResult, MRCandidate, StoredMR, TrafficRule
-from tools.scenario import Scenario
-from tools.simulation import EgoPolicy, RunRecord, RunSpec, SimSettings
 from tools.tl.transforms import TRANSFORM_CODES
 
 __all__ = [
@@ -178,25 +178,6 @@ class ViolationPayload(BaseModel):
     evidence: list[str] = Field(default_factory=list, description="Pictures and records that prove it (paths).")
     metrics: dict[str, float] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict)
-
-
-class CrashVerdictPayload(BaseModel):
-    """All runs of one crash case, judged."""
-
-    case_id: str
-    runs: int
-    reproduced: bool
-    reproduced_by: list[str] = Field(
-        default_factory=list, description="Run ids whose first collision was the reported one."
-    )
-    reproduced_per_ego: dict[str, bool] = Field(default_factory=dict, description="'<ego>/<policy>' -> reproduced.")
-    violations: int = Field(description="Runs in which the ego collided.")
-    first_violation_runs: list[int] = Field(
-        default_factory=list, description="1-based run numbers of the 1st, 2nd and 3rd violations (SAFE Table 6)."
-    )
-    seconds_per_run: float
-    records: list[str] = Field(default_factory=list, description="Every run's JSON record.")
-    errors: list[str] = Field(default_factory=list, description="Runs that could not be done, and why.")
 
 
 class TLDatasetPayload(BaseModel):

@@ -14,7 +14,7 @@ from typing import Any
 import structlog
 
 from memory.mr_store import QdrantMRStore
-from tools.crash_templates import ScenarioTemplate, packaged_templates
+from tools.crash.templates import ScenarioTemplate, packaged_templates
 
 __all__ = ["TEMPLATES_COLLECTION", "TemplateStore"]
 

@@ -19,7 +19,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bus.connection import BusSettings, ConsumerSettings
 from bus.subjects import DEFAULT_NAMESPACE
-from runners.beamng.settings import BeamNGSettings, beamng_settings_from_env
+from runners.simulators.beamng.settings import BeamNGSettings, beamng_settings_from_env
 from tools.common.llm import LLMSettings, ModelConfig
 from tools.common.models import config_hash
 from tools.errors import DrivemtError

@@ -29,8 +29,8 @@ from bus.events import CrashSubmittedPayload
 from runners.config import DrivemtConfig
 from runners.inprocess import private_daemon
 from tools.common.similarity import Embedder
-from tools.crash_extract import CrashReport
-from tools.simulation import plan_runs
+from tools.crash.extract import CrashReport
+from tools.crash.runs import plan_runs
 
 __all__ = ["CrashBatch", "CrashCollector", "make_crash_submissions", "run_crashes_in_process", "submit_crashes"]
 

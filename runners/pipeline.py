@@ -11,13 +11,13 @@ from typing import Any
 
 import structlog
 
-from agents.crash_extractor import CrashExtractorAgent
+from agents.crash.extractor import CrashExtractorAgent
+from agents.crash.planner import SimPlannerAgent
+from agents.crash.sim_runner import SimRunnerAgent
 from agents.judge import JudgeAgent
 from agents.rules.m_agent import MAgent
 from agents.rules.validator import ValidatorAgent
 from agents.runtime import Agent
-from agents.sim_planner import SimPlannerAgent
-from agents.sim_runner import SimRunnerAgent
 from agents.tl_augmenter import TLAugmenterAgent
 from bus import Bus
 from memory.embeddings import MiniLMEmbedder
@@ -27,7 +27,7 @@ from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
 from tools.common.llm import build_model_client, crash_extractor_model
 from tools.common.models import Provenance
 from tools.common.similarity import Embedder
-from tools.llm_crash import LLMCrashExtractor
+from tools.crash.llm_extractor import LLMCrashExtractor
 from tools.rules.lexicon import load_lexicon
 from tools.rules.llm_parser import LLMRuleParser
 from tools.rules.llm_validator import LLMSelfCheckValidator

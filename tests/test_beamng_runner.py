@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runners.beamng import (
+from runners.simulators.base import Simulator
+from runners.simulators.beamng import (
     BeamNGConfigError,
     BeamNGScenarioError,
     BeamNGSettings,
@@ -32,10 +33,9 @@ from runners.beamng import (
     beamng_settings_from_env,
     plan_scene,
 )
-from runners.beamng.collisions import CollisionMonitor, VehicleSample
-from runners.simulation import RunSpec, SimSettings, Simulator
+from runners.simulators.beamng.collisions import CollisionMonitor, VehicleSample
+from tools.crash.models import ACTIONS, BODY_TYPES, DIRECTIONS, ROAD_TYPES, RunSpec, Scenario, SimSettings
 from tools.errors import BadInputError, DrivemtError
-from tools.scenario import ACTIONS, BODY_TYPES, DIRECTIONS, ROAD_TYPES, Scenario
 
 W = 3.5  # lane width used by the scenarios below
 

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from tests.helpers import FIXTURES
-from tools.crash_extract import CrashReport, NotACrashReportError, OfflineCrashExtractor, find_cases, read_case
-from tools.crash_scoring import CrashScoreReport, score_case
-from tools.scenario import Actor, RoadNetwork, Scenario, ScenarioError
+from tools.crash.extract import CrashReport, NotACrashReportError, OfflineCrashExtractor, find_cases, read_case
+from tools.crash.models import Actor, RoadNetwork, Scenario, ScenarioError
+from tools.crash.scoring import CrashScoreReport, score_case
 
 CASES = FIXTURES / "crashes"
 SHARED_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "crashes" / "dev"

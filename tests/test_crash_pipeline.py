@@ -12,7 +12,7 @@ from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
 from runners.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
-from tools.crash_templates import ScenarioTemplate, packaged_templates
+from tools.crash.templates import ScenarioTemplate, packaged_templates
 
 
 @pytest.fixture

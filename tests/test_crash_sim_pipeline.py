@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from agents.judge import crash_verdict
 from bus import (
     Bus,
     CrashSubmitted,
@@ -24,11 +23,12 @@ from bus.events import CrashSubmittedPayload
 from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
 from runners.daemon import Daemon
-from runners.sim_worker import SimulatorRefusedError, SimWorker, SimWorkerError
+from runners.simulators.worker import SimulatorRefusedError, SimWorker, SimWorkerError
 from tests.helpers import FIXTURES, Recorder
-from tools.crash_extract import OfflineCrashExtractor, read_case
-from tools.crash_report import load_batch
-from tools.simulation import RunSpec, SimSettings
+from tools.crash.extract import OfflineCrashExtractor, read_case
+from tools.crash.models import RunSpec, RunSummary, SimSettings
+from tools.crash.report import load_batch
+from tools.crash.verdict import case_verdict
 
 
 @pytest.fixture
@@ -69,22 +69,22 @@ async def test_tally_keeps_every_part_under_concurrent_writers(bus: Bus) -> None
 
 def test_verdict_counts_reproductions_violations_and_errors() -> None:
     """The verdict names the reproducing runs per ego and policy, the first three violations and failed runs."""
-    parts = {
-        f"V{e}-idm-v{k}": {
-            "index": (e - 1) * 2 + k,
-            "run_id": f"V{e}-idm-v{k}",
-            "ego": f"V{e}",
-            "policy": "idm",
-            "reproduced": e == 2 and k == 1,
-            "ego_collided": e == 2,
-            "wall_seconds": 0.5,
-            "record": f"/r/V{e}-{k}.json",
-            "error": "UnbuildableScenarioError: no" if (e, k) == (1, 0) else None,
-        }
+    runs = [
+        RunSummary(
+            index=(e - 1) * 2 + k,
+            run_id=f"V{e}-idm-v{k}",
+            ego=f"V{e}",
+            policy="idm",
+            reproduced=e == 2 and k == 1,
+            ego_collided=e == 2,
+            wall_seconds=0.5,
+            record=f"/r/V{e}-{k}.json",
+            error="UnbuildableScenarioError: no" if (e, k) == (1, 0) else None,
+        )
         for e in (1, 2)
         for k in (0, 1)
-    }
-    v = crash_verdict("c1", parts)
+    ]
+    v = case_verdict("c1", reversed(runs))
     assert v.reproduced and v.reproduced_by == ["V2-idm-v1"]
     assert v.reproduced_per_ego == {"V1/idm": False, "V2/idm": True}
     assert v.violations == 2 and v.first_violation_runs == [3, 4]
@@ -168,7 +168,7 @@ def injected_scenario(scenario: dict[str, object], *, simulate: SimOptions) -> d
     from bus import ScenarioExtracted
     from bus.events import ScenarioExtractedPayload
     from tools.common.models import Provenance
-    from tools.scenario import Scenario
+    from tools.crash.models import Scenario
 
     good = Scenario.from_data({"case_id": "u1", "road_network": {"road_type": "Straight"}, "actors": [{"id": "V1"}]})
     event = ScenarioExtracted(

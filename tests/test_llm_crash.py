@@ -14,7 +14,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 from PIL import Image as PILImage
 from PIL import ImageDraw
 
-from agents.crash_extractor import CrashExtractorAgent
+from agents.crash.extractor import CrashExtractorAgent
 from bus import CrashSubmitted, ScenarioExtracted
 from bus.events import CrashSubmittedPayload
 from memory import MiniLMEmbedder
@@ -23,9 +23,9 @@ from runners.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
 from tools.common.llm import LLMSettings, ModelConfig, crash_extractor_model
 from tools.common.models import Provenance
-from tools.crash_extract import CrashReport, NotACrashReportError
-from tools.crash_templates import ScenarioTemplate, packaged_templates
-from tools.llm_crash import LLMCrashExtractor, MetaMessage, ScenarioDraft
+from tools.crash.extract import CrashReport, NotACrashReportError
+from tools.crash.llm_extractor import LLMCrashExtractor, MetaMessage, ScenarioDraft
+from tools.crash.templates import ScenarioTemplate, packaged_templates
 
 LABEL = "openai:gpt-4o"
 SUMMARY = (FIXTURES / "crashes" / "119839" / "summary.txt").read_text(encoding="utf-8")

@@ -15,18 +15,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runners.metadrive import (
+from runners.simulators.base import Simulator
+from runners.simulators.metadrive import (
     MetaDriveSimulator,
     TooManyLanesError,
     UnknownActorError,
-    judge,
     plan_scenario,
 )
-from runners.metadrive.paths import Path as Polyline
-from runners.metadrive.placement import Mover, find_conflict, solve_placement
-from runners.simulation import RunRecord, RunSpec, SimCollision, SimSettings, Simulator, plan_runs
+from runners.simulators.metadrive.paths import Path as Polyline
+from runners.simulators.metadrive.placement import Mover, find_conflict, solve_placement
+from tools.crash.models import RunRecord, RunSpec, Scenario, SimCollision, SimSettings
+from tools.crash.runs import plan_runs
+from tools.crash.verdict import RunOutcome, run_outcome
 from tools.errors import BadInputError
-from tools.scenario import Scenario
 
 
 def scenario(
@@ -156,12 +157,14 @@ def test_reproduction_flag_logic() -> None:
         return SimCollision(t=t, a=a, b=b, speed_a_mps=10.0, speed_b_mps=None if not b.startswith("V") else 5.0)
 
     reported = [("V2", "V1")]
-    assert judge([col(3.0, "V1", "V2")], reported, "V1") == (True, True)
-    assert judge([col(2.0, "V1", "V3"), col(3.0, "V1", "V2")], reported, "V2") == (False, True)
-    assert judge([col(1.0, "V2", "sidewalk"), col(3.0, "V1", "V2")], reported, "V3") == (True, False)
-    assert judge([col(1.0, "V1", "sidewalk")], reported, "V1") == (False, True)  # a violation, not the crash
-    assert judge([col(2.0, "V3", "V2")], [], "V1") == (True, False)  # none reported: any two actors
-    assert judge([], reported, "V1") == (False, False)
+    assert run_outcome([col(3.0, "V1", "V2")], reported, "V1") == RunOutcome(True, True)
+    assert run_outcome([col(2.0, "V1", "V3"), col(3.0, "V1", "V2")], reported, "V2") == RunOutcome(False, True)
+    assert run_outcome([col(1.0, "V2", "sidewalk"), col(3.0, "V1", "V2")], reported, "V3") == RunOutcome(True, False)
+    assert run_outcome([col(1.0, "V1", "sidewalk")], reported, "V1") == RunOutcome(
+        False, True
+    )  # a violation, not the crash
+    assert run_outcome([col(2.0, "V3", "V2")], [], "V1") == RunOutcome(True, False)  # none reported: any two actors
+    assert run_outcome([], reported, "V1") == RunOutcome(False, False)
 
 
 def test_placement_times_crossing_paths_to_meet() -> None:
@@ -187,7 +190,7 @@ def test_simulator_is_offline_and_implements_the_protocol(sim: MetaDriveSimulato
     """The warm simulator is a Simulator; MetaDrive's asset download is patched out (no assets folder needed)."""
     from metadrive.engine.base_engine import BaseEngine
 
-    from runners.metadrive.assets import _no_pull
+    from runners.simulators.metadrive.assets import _no_pull
 
     assert isinstance(sim, Simulator)
     assert BaseEngine.try_pull_asset is _no_pull or BaseEngine.try_pull_asset.__func__ is _no_pull  # type: ignore[attr-defined]

@@ -197,7 +197,7 @@ class DrivemtApp(App[None]):
         from bus.events import TLDatasetSubmitted
         from bus.payloads import SimOptions, TLDatasetPayload
         from runners.crash_client import make_crash_submissions
-        from tools.crash_extract import find_cases, read_case
+        from tools.crash.extract import find_cases, read_case
 
         words = shlex.split(text)
         command, args = words[0], words[1:]

@@ -52,13 +52,13 @@ def _extract_all(path: Path, config: Path | None = None) -> tuple[list[tuple[str
     """
     import asyncio
 
-    from agents.crash_extractor import CrashExtractorAgent
+    from agents.crash.extractor import CrashExtractorAgent
     from runners.config import api_key_for
     from tools.common.llm import build_model_client, crash_extractor_model
     from tools.common.models import Provenance
-    from tools.crash_extract import OFFLINE_CRASH_EXTRACTOR, find_cases, read_case
-    from tools.crash_templates import packaged_templates
-    from tools.llm_crash import LLMCrashExtractor
+    from tools.crash.extract import OFFLINE_CRASH_EXTRACTOR, find_cases, read_case
+    from tools.crash.llm_extractor import LLMCrashExtractor
+    from tools.crash.templates import packaged_templates
 
     cfg = make_config(config=config)
     try:
@@ -144,7 +144,7 @@ def eval_crashes(
     """
     import yaml
 
-    from tools.crash_scoring import CrashScoreReport, score_case
+    from tools.crash.scoring import CrashScoreReport, score_case
 
     report = CrashScoreReport()
     results, extractor = _extract_all(directory, config)
@@ -191,7 +191,7 @@ def _sim_options(policies: list[str], variants: int, duration: float, simulator:
 
 
 def _reports(path: Path) -> list[Any]:
-    from tools.crash_extract import find_cases, read_case
+    from tools.crash.extract import find_cases, read_case
 
     try:
         return [read_case(folder) for folder in find_cases(path)]
@@ -262,7 +262,7 @@ def crash_run(
 
 def _finish_batch(batch_dir: Path, batch: Any, *, json_out: bool, timeout: float) -> dict[str, Any]:
     """Write the batch report, print the batch, and return its totals (fails when cases lack a verdict)."""
-    from tools.crash_report import batch_totals, load_batch, write_batch_report
+    from tools.crash.report import batch_totals, load_batch, write_batch_report
 
     cases = load_batch(batch_dir) if (batch_dir / "crashes").is_dir() else []
     report = write_batch_report(batch_dir, cases=cases) if cases else None

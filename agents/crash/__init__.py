@@ -1,0 +1,1 @@
+"""Agents of the crash domain: the CrashExtractor, the SimPlanner and the SimRunner."""

@@ -1,0 +1,115 @@
+"""CrashExtractor: crash reports in, scenario DSLs out (SAFE's extraction stage).
+
+Each report is read with the template of its road type from the ``kb_templates`` collection by the
+configured extractor: a model (:class:`tools.crash.llm_extractor.LLMCrashExtractor`, named by its label such as
+``openai:gpt-4o``; the sketch goes along when the model is vision-capable) or, without one, the offline
+rules (:class:`tools.crash.extract.OfflineCrashExtractor`, ``offline:crash-rules``). When the model's
+answer cannot be made valid after its retries, or the model call fails, the offline rules read the report
+instead; the scenario's notes, the event's ``extractor`` and a warning log say so.
+
+A report that can never work (empty, unrelated, oversized) raises a bad-input error, which the runtime
+turns into an error event on ``errors.crashes``; the agent goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import structlog
+
+from agents.runtime import Agent
+from bus import CrashSubmitted, ErrorReported, Event, ScenarioExtracted, derived_id
+from bus.events import ScenarioExtractedPayload
+from memory.templates import TemplateStore
+from tools.common.models import Provenance
+from tools.crash.extract import CrashReport
+from tools.crash.llm_extractor import LLMCrashExtractor
+from tools.crash.models import Scenario
+from tools.crash.templates import ScenarioTemplate, packaged_templates
+from tools.crash.tools import CRASH_TOOLS, CrashToolContext
+from tools.errors import LLMResponseError
+
+__all__ = ["CrashExtractorAgent"]
+
+log = structlog.get_logger(__name__)
+
+
+class CrashExtractorAgent(Agent):
+    """Turns crash reports into scenarios.
+
+    Args:
+        templates: The template store (``kb_templates``); the packaged templates when ``None``.
+        provenance: Provenance attached to every scenario.
+        llm: The model extractor; the offline rules when ``None`` (and as its fallback).
+    """
+
+    name: ClassVar[str] = "crash-extractor"
+    consumes = (CrashSubmitted,)
+    produces = (ScenarioExtracted, ErrorReported)
+    tools = CRASH_TOOLS
+    error_domain = "crashes"
+
+    def __init__(
+        self, *, templates: TemplateStore | None, provenance: Provenance, llm: LLMCrashExtractor | None = None
+    ) -> None:
+        self.templates = templates
+        self.provenance = provenance
+        self.llm = llm
+
+    async def _template_lookup(self) -> dict[str, ScenarioTemplate]:
+        stored = await self.templates.all() if self.templates is not None else {}
+        return packaged_templates() | stored
+
+    async def extract(
+        self, report: CrashReport, templates: Mapping[str, ScenarioTemplate]
+    ) -> tuple[Scenario, str, list[str]]:
+        """The scenario, the name of the extractor that produced it, and every model consulted.
+
+        Raises:
+            NotACrashReportError: If the report can never work (from either extractor).
+        """
+        offline = CrashToolContext(templates).extractor()
+        if self.llm is None:
+            return await asyncio.to_thread(offline.extract, report), offline.name, [offline.name]
+        try:
+            return await self.llm.extract(report, templates), self.llm.name, [self.llm.name]
+        except LLMResponseError as exc:
+            log.warning(
+                "model answer unusable; the offline extractor reads the report",
+                model=self.llm.name,
+                case_id=report.case_id,
+                reason=exc.reason,
+            )
+            scenario = await asyncio.to_thread(offline.extract, report)
+            note = (
+                f"the model {self.llm.name}'s answer was unusable ({exc.reason}); "
+                f"extracted by {offline.name} (rules, not a language model) instead"
+            )
+            fallback = scenario.model_copy(update={"notes": [note, *scenario.notes]})
+            return fallback, offline.name, [self.llm.name, offline.name]
+
+    async def handle(self, event: Event) -> Sequence[Event]:
+        """Extract one report's scenario (a bad report raises a bad-input error)."""
+        assert isinstance(event, CrashSubmitted)
+        p = event.payload
+        templates = await self._template_lookup()
+        report = CrashReport(case_id=p.case_id, summary=p.summary, sketch=p.sketch)
+        scenario, extractor, models = await self.extract(report, templates)
+        return [
+            ScenarioExtracted(
+                **event.caused(event_id=derived_id(event.event_id, "scenario", p.case_id)),
+                producer=self.name,
+                payload=ScenarioExtractedPayload(
+                    case_id=p.case_id,
+                    scenario=scenario,
+                    extractor=extractor,
+                    template=scenario.road_network.road_type,
+                    provenance=self.provenance.model_copy(update={"models": models}),
+                    summary=p.summary,
+                    sketch=p.sketch,
+                    simulate=p.simulate,
+                ),
+            )
+        ]

@@ -1,0 +1,482 @@
+"""The offline crash extractor: rule-based reading of a crash narrative into the scenario DSL.
+
+It follows SAFE's Algorithm 1 with deterministic means (no language model; results name it
+``offline:crash-rules``):
+
+1. **Meta message**: road type, the vehicles (V1, V2 …) and each one's travel direction.
+2. **Self-validation** of the meta message, with one retry: vehicles on crossing axes on a road
+   read as straight mean a junction was missed, so the road type is re-read as an intersection.
+3. **Template** for that road type (``kb_templates``; the packaged ones by default): its defaults
+   fill what the narrative leaves out.
+4. **Extraction**: lanes and ways of each road described, each vehicle's body type (from the body
+   words, else from a lexicon of common makes and models), lane, actions and speed, time and
+   weather, and which vehicles struck which.
+5. **Self-validation** of the scenario (the DSL's own checks plus positions the road type has), then
+   the encoder returns a :class:`tools.crash.models.Scenario`.
+
+All knowledge sits in ``tools/data/crash_lexicon.yaml``: general crash-narrative vocabulary, nothing
+specific to one case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from tools.crash.models import Actor, Env, RoadNetwork, Scenario, ScenarioError
+from tools.crash.templates import ScenarioTemplate, packaged_templates
+from tools.errors import BadInputError
+
+__all__ = [
+    "OFFLINE_CRASH_EXTRACTOR",
+    "CrashReport",
+    "NotACrashReportError",
+    "OfflineCrashExtractor",
+    "find_cases",
+    "read_case",
+]
+
+OFFLINE_CRASH_EXTRACTOR = "offline:crash-rules"
+MAX_SUMMARY_BYTES = 64 * 1024
+
+
+class NotACrashReportError(BadInputError):
+    """A summary with no vehicles in it (empty, unrelated, or not a crash narrative)."""
+
+    def __init__(self, case_id: str, reason: str) -> None:
+        self.case_id = case_id
+        self.reason = reason
+        super().__init__(f"case {case_id}: {reason}")
+
+
+@dataclass(frozen=True)
+class CrashReport:
+    """One crash case: its id, narrative and optional sketch path."""
+
+    case_id: str
+    summary: str
+    sketch: str | None = None
+
+
+def find_cases(path: Any) -> list[Any]:
+    """Case folders under a path: the path itself when it holds ``summary.txt``, else its sub-folders that do.
+
+    Raises:
+        NotACrashReportError: If there is no case folder there.
+    """
+    from pathlib import Path
+
+    root = Path(path)
+    if (root / "summary.txt").is_file():
+        return [root]
+    cases = sorted(p for p in root.iterdir() if (p / "summary.txt").is_file()) if root.is_dir() else []
+    if not cases:
+        raise NotACrashReportError(root.name, f"no case folder (with summary.txt) in {root}")
+    return cases
+
+
+def read_case(folder: Any) -> CrashReport:
+    """Read a case folder (``summary.txt``, optional ``sketch.jpg``).
+
+    Raises:
+        NotACrashReportError: If there is no readable summary.
+    """
+    from pathlib import Path
+
+    path = Path(folder)
+    summary = path / "summary.txt"
+    try:
+        text = summary.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NotACrashReportError(path.name, f"cannot read {summary}: {exc}") from exc
+    sketch = next((str(p) for p in (path / "sketch.jpg", path / "sketch.png") if p.exists()), None)
+    return CrashReport(case_id=path.name, summary=text, sketch=sketch)
+
+
+@cache
+def _lexicon() -> dict[str, Any]:
+    text = resources.files("tools.data").joinpath("crash_lexicon.yaml").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+def _phrase_re(phrases: list[str]) -> re.Pattern[str]:
+    ordered = sorted({str(p).lower() for p in phrases}, key=len, reverse=True)
+    return re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in ordered) + r")(?![\w-])", re.IGNORECASE)
+
+
+_SENTENCE = re.compile(r"(?<=[a-z0-9)\]])\s*\.\s+(?=[A-Z(])|\n\s*\n")
+_VEHICLE_ID = re.compile(r"\bV(\d{1,2})\b")
+_INTRO = re.compile(r"\bVehicle\s+(?:one|two|three|four|five|six|\d+)\s*\(\s*V(\d{1,2})\b[^)]*\)", re.IGNORECASE)
+_STRIKE = re.compile(
+    r"\b(struck|strike|strikes|striking|impacted|collided|collision with|hit|sideswiped|sideslapped|contacted|rear-ended)\b",
+    re.IGNORECASE,
+)
+_COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
+_ROAD_NOUN = re.compile(
+    r"\b(?:entrance ramp|on-ramp|exit ramp|ramp|road|roadway|highway|freeway|street|interstate|route|avenue|"
+    r"boulevard|expressway|parkway|turnpike)s?\b",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+_LANE_POS = re.compile(
+    r"\b(right|left|inside|outside|middle|center|centre|curb|median)[\s-]+(?:\w+bound\s+)?(?:travel\s+)?(?:turn\s+|left-turn\s+)?lane",
+    re.IGNORECASE,
+)
+_CENTRE_TURN = re.compile(r"\bcent(?:er|re)[\s-]+(?:left[\s-]+)?turn(?:\s+lane)?\b", re.IGNORECASE)
+
+
+@dataclass
+class _Meta:
+    road_type: str
+    vehicles: list[str]
+    directions: dict[str, str | None]
+    notes: list[str] = field(default_factory=list)
+
+
+class OfflineCrashExtractor:
+    """Crash narrative → scenario DSL by general crash-narrative rules. Not an LLM.
+
+    Args:
+        templates: Template per road type (the ``kb_templates`` collection, or the packaged ones).
+    """
+
+    name = OFFLINE_CRASH_EXTRACTOR
+
+    def __init__(self, *, templates: Callable[[str], ScenarioTemplate] | None = None) -> None:
+        lex = _lexicon()
+        self._templates = templates or packaged_templates().__getitem__
+        self._body = [(bt, _phrase_re(ph)) for bt, ph in lex["body_type_phrases"].items()]
+        self._models = [(bt, _phrase_re(ph)) for bt, ph in lex["models"].items()]
+        self._heavy = _phrase_re(lex["heavy_truck_makes"])
+        self._bus = _phrase_re(lex["bus_makes"])
+        self._moto = _phrase_re(lex["motorcycle_makes"])
+        self._road_cues = [(rt, _phrase_re(ph)) for rt, ph in lex["road_type_cues"].items()]
+        self._numbers: dict[str, int] = {k: int(v) for k, v in lex["number_words"].items()}
+        self._dirs = [(d, _phrase_re(ph)) for d, ph in lex["directions"].items()]
+        self._ramp = _phrase_re(lex["ramp_words"])
+        self._time = [(t, _phrase_re(ph)) for t, ph in lex["time_cues"].items()]
+        self._weather = [(w, _phrase_re(ph)) for w, ph in lex["weather_cues"].items()]
+        self._actions = [(a, _phrase_re(ph)) for a, ph in lex["action_cues"].items()]
+        self._post = _phrase_re(lex["post_impact_words"])
+        self._speeds: dict[str, float] = {k: float(v) for k, v in lex["default_speeds_mph"].items()}
+        self._speed_re = _phrase_re([k for k in self._speeds if k != "default"])
+
+    # -- public ----------------------------------------------------------------------------------
+    def extract(self, report: CrashReport) -> Scenario:
+        """The scenario of one crash report.
+
+        Raises:
+            NotACrashReportError: If the summary is empty, too long, or names no vehicle.
+            ScenarioError: If the result fails the DSL's checks (a defect of the rules; reported).
+        """
+        text = " ".join(report.summary.split())
+        if not text:
+            raise NotACrashReportError(report.case_id, "the crash summary is empty")
+        if len(report.summary.encode("utf-8")) > MAX_SUMMARY_BYTES:
+            raise NotACrashReportError(report.case_id, f"the summary is over {MAX_SUMMARY_BYTES // 1024} KB")
+        sentences = [s.strip() for s in _SENTENCE.split(report.summary) if s and s.strip()]
+        meta = self._meta(report.case_id, text, sentences)
+        meta = self._validate_meta(meta)
+        template = self._templates(meta.road_type)
+        scenario = self._fill(report.case_id, text, sentences, meta, template)
+        return self._validate(scenario)
+
+    # -- 1. meta message -----------------------------------------------------------------------
+    def _meta(self, case_id: str, text: str, sentences: list[str]) -> _Meta:
+        ids = sorted({int(m) for m in _VEHICLE_ID.findall(text)})
+        if not ids:
+            raise NotACrashReportError(
+                case_id,
+                "no vehicles found (expected V1, V2 … as crash narratives number them); is this a crash summary?",
+            )
+        vehicles = [f"V{i}" for i in ids]
+        road_type = self._road_type(text)
+        directions = {v: self._direction(v, sentences) for v in vehicles}
+        return _Meta(road_type, vehicles, directions)
+
+    def _road_type(self, text: str) -> str:
+        pre = self._pre_impact_text(text)
+        for road_type, pattern in self._road_cues:
+            if pattern.search(pre):
+                return road_type
+        return "Straight"
+
+    def _pre_impact_text(self, text: str) -> str:
+        """The narrative up to the sentence after the first impact (where rest positions begin)."""
+        m = self._post.search(text)
+        return text[: m.start()] if m else text
+
+    def _direction(self, vehicle: str, sentences: list[str]) -> str | None:
+        for s in self._sentences_about(vehicle, sentences, intro_first=True):
+            part = self._own_part(vehicle, s)
+            # The earliest compass word in the vehicle's part of the sentence wins.
+            hits = [(m.start(), d) for d, p in self._dirs for m in [p.search(part)] if m]
+            if hits:
+                return min(hits)[1]
+        return None
+
+    # -- 2. meta self-check ----------------------------------------------------------------------
+    @staticmethod
+    def _validate_meta(meta: _Meta) -> _Meta:
+        axes = {("EW" if d in {"W2E", "E2W"} else "NS") for d in meta.directions.values() if d}
+        if meta.road_type in {"Straight", "Curve"} and len(axes) == 2:
+            meta.notes.append("vehicles travel on crossing roads, so the road is read as an intersection")
+            meta.road_type = "Intersection"
+        return meta
+
+    # -- 4. extraction ---------------------------------------------------------------------------
+    def _fill(self, case_id: str, text: str, sentences: list[str], meta: _Meta, template: ScenarioTemplate) -> Scenario:
+        notes = list(meta.notes)
+        network = self._road_network(text, meta.road_type, template, notes)
+        lanes_each = network.lanes_per_direction()
+        actors = []
+        for v in meta.vehicles:
+            actors.append(self._actor(v, text, sentences, meta, network, lanes_each, template))
+        env = self._env(sentences, notes)
+        collisions = self._collisions(sentences, set(meta.vehicles))
+        if not collisions and len(meta.vehicles) >= 2:
+            collisions = [(meta.vehicles[0], meta.vehicles[1])]
+            notes.append("no impact sentence names two vehicles; V1 and V2 are assumed to have collided")
+        return Scenario(
+            case_id=case_id,
+            road_network=network,
+            actors=actors,
+            env=env,
+            collisions=collisions,
+            notes=notes,
+        )
+
+    def _count(self, word: str) -> int | None:
+        w = word.lower()
+        if w.isdigit():
+            return int(w)
+        return self._numbers.get(w)
+
+    def _road_network(self, text: str, road_type: str, template: ScenarioTemplate, notes: list[str]) -> RoadNetwork:
+        defaults = template.road_network
+        roads = self._roads(text)
+        main = [r for r in roads if not r[2]]
+        ramps = [r for r in roads if r[2]]
+        centre = bool(_CENTRE_TURN.search(text))
+        first = main[0] if main else (None, None, False)
+        net: dict[str, Any] = {
+            "road_type": road_type,
+            "lane_width_m": defaults.lane_width_m,
+            "length_m": defaults.length_m,
+            "centre_turn_lane": centre,
+        }
+        if road_type in {"T-intersection", "Merge"}:
+            net["main_lanes"] = first[0] or defaults.main_lanes
+            net["main_ways"] = first[1] or defaults.main_ways
+            if road_type == "T-intersection":
+                branch = main[1] if len(main) > 1 else (None, None, False)
+                net["branch_lanes"] = branch[0] or defaults.branch_lanes
+                net["branch_ways"] = branch[1] or defaults.branch_ways
+            else:
+                ramp = ramps[0] if ramps else (None, None, True)
+                lanes = ramp[0] or defaults.branch_lanes or 1
+                if ramp[0] is None and re.search(r"\bacceleration lane\b", text, re.IGNORECASE):
+                    lanes += 1
+                    notes.append("the on-ramp's acceleration lane counts as a second branch lane")
+                net["branch_lanes"] = lanes
+                net["branch_ways"] = ramp[1] or 1
+        else:
+            net["lanes"] = first[0] or defaults.lanes
+            net["ways"] = first[1] or defaults.ways
+        if not main:
+            notes.append("the narrative gives no lane count; the template's default is used")
+        return RoadNetwork(**net)
+
+    def _roads(self, text: str) -> list[tuple[int | None, int | None, bool]]:
+        """(lanes, ways, is_ramp) of each road the narrative describes, in order of mention.
+
+        Counts belong to the road noun that follows them ("a two-lane, two-way rural road", "a one-way
+        entrance ramp"), so one sentence can describe a ramp and the freeway it joins.
+        """
+        found: dict[int, dict[str, Any]] = {}
+        for m in _COUNT.finditer(text):
+            noun = _ROAD_NOUN.search(text, m.end(), m.end() + 80)
+            key = noun.start() if noun else m.start()
+            road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
+            if m.group("lanes"):
+                road["lanes"] = road["lanes"] or self._count(m.group("lanes"))
+            else:
+                road["ways"] = road["ways"] or self._count(m.group("ways"))
+            between = text[m.end() : noun.start() if noun else m.end()]
+            if road["ways"] is None and re.search(r"\bdivided\b", between, re.IGNORECASE):
+                road["ways"] = 2
+        return [(r["lanes"], r["ways"], r["ramp"]) for _, r in sorted(found.items()) if r["lanes"] or r["ways"]]
+
+    def _actor(
+        self,
+        vehicle: str,
+        text: str,
+        sentences: list[str],
+        meta: _Meta,
+        network: RoadNetwork,
+        lanes_each: int,
+        template: ScenarioTemplate,
+    ) -> Actor:
+        about = self._sentences_about(vehicle, sentences, intro_first=True)
+        intro = about[0] if about else ""
+        description = self._description(vehicle, intro)
+        body = self._body_type(description or intro)
+        direction = meta.directions.get(vehicle)
+        if network.road_type == "Merge":
+            position = "On-ramp" if self._ramp.search(self._own_part(vehicle, intro)) else "Main road"
+        else:
+            position = direction or template.default_positions.get(vehicle, "W2E")
+        actions: list[str] = []
+        for s in about:
+            part = self._pre_impact(self._own_part(vehicle, s))
+            found = sorted(((m.start(), a) for a, p in self._actions for m in [p.search(part)] if m))
+            for _, action in found:
+                if action not in actions:
+                    actions.append(action)
+        lane = self._lane(intro, lanes_each)
+        speed = self._speed(intro or text)
+        return Actor(
+            id=vehicle,
+            body_type=body,  # type: ignore[arg-type]
+            description=description,
+            initial_position=position,  # type: ignore[arg-type]
+            lane=lane,
+            actions=actions or ["Move forward"],  # type: ignore[arg-type]
+            speed_limit_mph=speed,
+        )
+
+    def _sentences_about(self, vehicle: str, sentences: list[str], *, intro_first: bool = False) -> list[str]:
+        """Sentences whose first vehicle mentioned is this one (its introduction first)."""
+        out = []
+        intro = None
+        for s in sentences:
+            ids = _VEHICLE_ID.findall(s)
+            if not ids:
+                continue
+            m = _INTRO.search(s)
+            if m and f"V{m.group(1)}" == vehicle and intro is None:
+                intro = s
+                continue
+            if f"V{ids[0]}" == vehicle:
+                out.append(s)
+        if intro is not None and intro_first:
+            out.insert(0, intro)
+        return out
+
+    @staticmethod
+    def _own_part(vehicle: str, sentence: str) -> str:
+        """The part of a sentence about this vehicle: from its mention to the next vehicle's."""
+        ids = list(_VEHICLE_ID.finditer(sentence))
+        start = next((m.start() for m in ids if f"V{m.group(1)}" == vehicle), 0)
+        nxt = next((m.start() for m in ids if m.start() > start and f"V{m.group(1)}" != vehicle), len(sentence))
+        # "... and was slightly behind V3": a later vehicle named as a reference still ends the part.
+        return sentence[start:nxt]
+
+    def _pre_impact(self, part: str) -> str:
+        m = _STRIKE.search(part)
+        return part[: m.start()] if m else part
+
+    @staticmethod
+    def _description(vehicle: str, intro: str) -> str | None:
+        m = _INTRO.search(intro)
+        if not m or f"V{m.group(1)}" != vehicle:
+            return None
+        rest = intro[m.end() :]
+        stop = re.search(r"\s(?:was|is|had|were|that)\s", rest)
+        desc = rest[: stop.start()] if stop else rest[:120]
+        return desc.strip(" ,") or None
+
+    def _body_type(self, description: str) -> str:
+        low = description.lower()
+        if self._heavy.search(low):
+            return "Semi Truck"
+        if self._bus.search(low):
+            return "Bus"
+        if self._moto.search(low):
+            return "Motorcycle"
+        hits = [(m.end() - m.start(), bt) for bt, p in self._body for m in p.finditer(low)]
+        if hits:
+            return max(hits)[1]
+        year = _YEAR.search(low)
+        model_text = low[year.end() :] if year else low
+        hits = [(m.end() - m.start(), bt) for bt, p in self._models for m in p.finditer(model_text)]
+        if hits:
+            return max(hits)[1]
+        return "Car"
+
+    @staticmethod
+    def _lane(intro: str, lanes_each: int) -> int | None:
+        m = _LANE_POS.search(intro)
+        if not m:
+            return 1 if lanes_each == 1 else None
+        word = m.group(1).lower()
+        if word in {"right", "outside", "curb"}:
+            return 1
+        if word in {"left", "inside", "median", "center", "centre"}:
+            return lanes_each
+        return min(2, lanes_each)
+
+    def _speed(self, text: str) -> float:
+        m = re.search(r"(\d{2,3})\s*(?:mph|mi/h)", text)
+        if m:
+            return float(m.group(1))
+        m = re.search(r"(\d{2,3})\s*km/h", text)
+        if m:
+            return round(float(m.group(1)) / 1.609, 1)
+        hit = self._speed_re.search(text)
+        return self._speeds[hit.group(0).lower()] if hit else self._speeds["default"]
+
+    def _env(self, sentences: list[str], notes: list[str]) -> Env:
+        env_sentences = [s for s in sentences if any(p.search(s) for _, p in self._time)] or []
+        env_sentences += [
+            s for s in sentences if re.search(r"\b(weather|sky|raining|snowing|sleeting|foggy)\b", s, re.IGNORECASE)
+        ]
+        env_text = " ".join(dict.fromkeys(env_sentences))
+        time = "Not mentioned"
+        hits = [(m.start(), t) for t, p in self._time for m in [p.search(env_text)] if m]
+        if hits:
+            time = min(hits)[1]
+        weather = "Not mentioned"
+        for w, p in self._weather:
+            if p.search(env_text):
+                weather = w
+                break
+        if weather == "Clear" and time == "Nighttime":
+            notes.append("a clear night: no weather to render, so the weather is left unset")
+            weather = "Not mentioned"
+        return Env(time=time, weather=weather)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _collisions(sentences: list[str], vehicles: set[str]) -> list[tuple[str, str]]:
+        pairs: list[tuple[str, str]] = []
+        seen: set[frozenset[str]] = set()
+        for s in sentences:
+            if not _STRIKE.search(s):
+                continue
+            ids = [f"V{m}" for m in _VEHICLE_ID.findall(s)]
+            ordered = list(dict.fromkeys(i for i in ids if i in vehicles))
+            if len(ordered) < 2:
+                continue
+            pair = (ordered[0], ordered[1])
+            if frozenset(pair) not in seen:
+                seen.add(frozenset(pair))
+                pairs.append(pair)
+        return pairs
+
+    # -- 5. self-check ---------------------------------------------------------------------------
+    @staticmethod
+    def _validate(scenario: Scenario) -> Scenario:
+        rt = scenario.road_network.road_type
+        for a in scenario.actors:
+            if rt == "Merge" and a.initial_position not in {"Main road", "On-ramp"}:
+                raise ScenarioError(f"{scenario.case_id}: {a.id} at {a.initial_position} on a merge")
+            if rt != "Merge" and a.initial_position in {"Main road", "On-ramp"}:
+                raise ScenarioError(f"{scenario.case_id}: {a.id} at {a.initial_position} on a {rt} road")
+        return Scenario.model_validate(scenario.model_dump())
