@@ -76,8 +76,8 @@ class JudgeAgent(Agent):
         return self._detectors[spec]
 
     async def _tl_augmented(self, event: TLAugmented) -> list[Event]:
-        from runners.tl_testing import judge_detectors
         from tools.tl.augment import load_augmentation
+        from tools.tl.judging import judge_detectors
         from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD
         from tools.tl.report import write_tl_report
 

@@ -37,8 +37,9 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tools.tl.labels import TLBox, TLImage, write_image  # noqa: E402
-from tools.tl.transforms import TRANSFORM_CODES, apply_transform  # noqa: E402
+from tools.tl.images import write_image  # noqa: E402
+from tools.tl.models import TRANSFORM_CODES, TLBox, TLImage  # noqa: E402
+from tools.tl.transforms import apply_transform  # noqa: E402
 
 WIDTH, HEIGHT = 1280, 720
 _BULB = {"red": (255, 40, 30), "yellow": (255, 190, 20), "green": (40, 255, 170)}

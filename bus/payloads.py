@@ -14,7 +14,7 @@ from tools.common.models import Provenance
 from tools.crash.models import CaseVerdict as CrashVerdictPayload
 from tools.crash.models import EgoPolicy, RunRecord, RunSpec, Scenario, SimSettings
 from tools.rules.models import CheckResult, MRCandidate, StoredMR, TrafficRule
-from tools.tl.transforms import TRANSFORM_CODES
+from tools.tl.models import TRANSFORM_CODES
 
 __all__ = [
     "CrashSubmittedPayload",

@@ -18,7 +18,7 @@ from agents.judge import JudgeAgent
 from agents.rules.m_agent import MAgent
 from agents.rules.validator import ValidatorAgent
 from agents.runtime import Agent
-from agents.tl_augmenter import TLAugmenterAgent
+from agents.tl.augmenter import TLAugmenterAgent
 from bus import Bus
 from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings

@@ -52,7 +52,7 @@ def small_sketch(path: Path) -> Path:
     """A stand-in scene sketch (a real JPEG file) for the report to show."""
     import numpy as np
 
-    from tools.tl.labels import write_image
+    from tools.tl.images import write_image
 
     img = np.full((60, 80, 3), 255, np.uint8)
     img[28:32, :] = 0

@@ -11,7 +11,6 @@ import pytest
 
 from runners.detectors import (
     CLASS_NAMES,
-    Detector,
     DetectorCheckpointError,
     DetectorClassesError,
     DetectorSpec,
@@ -23,8 +22,10 @@ from runners.detectors import (
 )
 from runners.detectors.base import states_for_names
 from runners.detectors.yolo import write_yolo_layout
+from tools.tl.detection import Detector
 from tools.tl.errors import EmptyDatasetError
-from tools.tl.labels import TL_STATES, TLDataset, read_image
+from tools.tl.images import read_image
+from tools.tl.models import TL_STATES, TLDataset
 from tools.tl.synth import SynthSettings, synth_tl
 
 

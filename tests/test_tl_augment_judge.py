@@ -9,12 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runners.tl_testing import judge_detectors
+from runners.detectors import load_detector
 from tools.tl.augment import augment_dataset, load_augmentation, sample_images, transform_seed
 from tools.tl.datasets import load_dataset
 from tools.tl.errors import DatasetFormatError, EmptyDatasetError, UnknownTransformError
 from tools.tl.formats import read_dataset
-from tools.tl.labels import TLBox, TLDataset, TLImage, write_image
+from tools.tl.images import write_image
+from tools.tl.judging import judge_detectors
+from tools.tl.models import TLBox, TLDataset, TLImage
 from tools.tl.report import write_tl_report
 from tools.tl.synth import synth_tl
 from tools.tl.transforms import transform_detections
@@ -57,7 +59,7 @@ class OracleDetector:
 
 
 def _oracle(manifest_pairs: list, *, blind: bool = False) -> OracleDetector:
-    from tools.tl.labels import read_image
+    from tools.tl.images import read_image
 
     truth: dict[bytes, list[TLBox]] = {}
     for p in manifest_pairs:
@@ -170,7 +172,7 @@ def test_colour_blind_detector_violates_change_colour(synth: TLDataset, tmp_path
 def test_untrained_yolo_runs_through_the_judge(synth: TLDataset, tmp_path: Path) -> None:
     """A real ultralytics model built from its yaml (untrained, offline) is run on every image and judged."""
     m = augment_dataset(synth, out=tmp_path / "aug", transforms=["UE", "RT"], seed=0, fraction=0.5)
-    result = judge_detectors(m, ["yolo:yolov8n.yaml"], out_dir=tmp_path)
+    result = judge_detectors(m, [load_detector("yolo:yolov8n.yaml")], out_dir=tmp_path)
     (s,) = result.summaries
     assert set(s.pairs) == {"UE", "RT"} and sum(s.pairs.values()) == len(m.pairs)
     assert 0.0 <= s.map_original <= 1.0 and len(result.pairs) == len(m.pairs)

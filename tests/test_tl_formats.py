@@ -15,7 +15,8 @@ from tools.tl.errors import DatasetFormatError, EmptyDatasetError, UnknownStateE
 from tools.tl.formats import FORMATS, detect_format, read_dataset, write_dataset
 from tools.tl.formats.states import BOSCH_LABELS, LISA_TAGS, bosch_label, lisa_tag, state_from_label
 from tools.tl.formats.yolo import label_path
-from tools.tl.labels import TLBox, TLDataset, TLImage, read_image
+from tools.tl.images import read_image
+from tools.tl.models import TLBox, TLDataset, TLImage
 
 FIX = Path(__file__).parent / "fixtures" / "tl"
 

@@ -7,7 +7,6 @@ import itertools
 import numpy as np
 import pytest
 
-from tools.tl.labels import TL_STATES, TLBox
 from tools.tl.metrics import (
     DEFAULT_VIOLATION_THRESHOLD,
     consistency,
@@ -16,6 +15,7 @@ from tools.tl.metrics import (
     map_report,
     per_image_map,
 )
+from tools.tl.models import TL_STATES, TLBox
 
 
 def gt(x: float, y: float, w: float = 10, h: float = 30, state: str = "red") -> TLBox:

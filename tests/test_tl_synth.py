@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from tools.tl.errors import DatasetFormatError, EmptyDatasetError
-from tools.tl.labels import TL_STATES, TLDataset, read_image
+from tools.tl.images import read_image
+from tools.tl.models import TL_STATES, TLDataset
 from tools.tl.synth import MANIFEST_NAME, SynthSettings, bulb_centres, load_manifest, render_scene, synth_tl
 
 PNG = SynthSettings(image_format="png")

@@ -13,10 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tools.tl.errors import BoxOutsideImageError, UnknownTransformError
-from tools.tl.labels import TLBox, TLImage
+from tools.tl.models import TRANSFORM_CODES, TLBox, TLImage
 from tools.tl.transform_base import make_rng, sub_seed
 from tools.tl.transforms import (
-    TRANSFORM_CODES,
     ImageMismatchError,
     TransformParamsError,
     apply_transform,

@@ -248,8 +248,8 @@ def tl_test(
     make_config(log_level=log_level)
     if not detector:
         raise fail("name at least one --detector KIND:PATH")
-    from runners.detectors import DetectorSpec
-    from runners.tl_testing import judge_detectors
+    from runners.detectors import DetectorSpec, load_detector
+    from tools.tl.judging import judge_detectors
     from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD
     from tools.tl.report import write_tl_report
 
@@ -265,7 +265,7 @@ def tl_test(
         try:
             result = judge_detectors(
                 manifest,
-                specs,
+                [load_detector(s) for s in specs],
                 out_dir=out,
                 threshold=threshold if threshold is not None else DEFAULT_VIOLATION_THRESHOLD,
                 conf=conf,
@@ -358,7 +358,7 @@ def tl_retrain(
     """Retrain with augmented data (TIGAUG RQ2): original training images plus a share of augmented ones, then
     mAP of baseline and retrained detector on the original and the augmented test images."""
     make_config(log_level=log_level)
-    from runners.tl_retrain import retrain_with_augmentation
+    from runners.detectors.retrain import retrain_with_augmentation
 
     codes = _codes(transforms)
     ds = _load(dataset, format_)

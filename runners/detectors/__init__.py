@@ -1,7 +1,7 @@
 """Traffic-light detectors under test: ultralytics YOLO, torchvision Faster R-CNN and SSDlite.
 
 Every detector loads from a local file named by a ``KIND:PATH`` spec (nothing is fetched from a model
-hub) and answers :class:`Detector`'s ``predict`` with :class:`tools.tl.labels.TLBox` lists. torch,
+hub) and answers :class:`Detector`'s ``predict`` with :class:`tools.tl.models.TLBox` lists. torch,
 torchvision and ultralytics load inside the functions that need them.
 
     det = load_detector("yolo:runs/demo/yolo.pt")
@@ -14,7 +14,6 @@ from runners.detectors.base import (
     CLASS_NAMES,
     DEFAULT_TORCH_THREADS,
     DETECTOR_KINDS,
-    Detector,
     DetectorKind,
     DetectorSpec,
     TrainProgress,
@@ -29,6 +28,7 @@ from runners.detectors.errors import (
     UnknownDetectorKindError,
 )
 from runners.detectors.training import DemoRecipe, demo_training_recipe, train_detector
+from tools.tl.detection import Detector
 
 __all__ = [
     "CLASS_NAMES",

@@ -1,7 +1,7 @@
 """The detector interface, detector specs (``KIND:PATH``) and the fixed class order.
 
 A detector under test is anything with a ``name`` and a ``predict`` that turns RGB images into
-:class:`tools.tl.labels.TLBox` lists, the state taken from the predicted class and ``score`` set. The
+:class:`tools.tl.models.TLBox` lists, the state taken from the predicted class and ``score`` set. The
 class index order is fixed (:data:`CLASS_NAMES`: red, yellow, green, off) and stored in every checkpoint
 drivemt writes, so a checkpoint read back maps its indices the same way whatever the code's order.
 """
@@ -11,19 +11,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, Protocol, get_args, runtime_checkable
+from typing import Literal, get_args
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from runners.detectors.errors import DetectorClassesError, DetectorSpecError, UnknownDetectorKindError
-from tools.tl.labels import TL_STATES, TLBox, TLState
+from tools.tl.models import TL_STATES, TLState
 
 __all__ = [
     "CLASS_NAMES",
     "DEFAULT_TORCH_THREADS",
     "DETECTOR_KINDS",
-    "Detector",
     "DetectorKind",
     "DetectorSpec",
     "TrainProgress",
@@ -136,28 +134,6 @@ def _is_packaged_yaml(p: Path) -> bool:
     from runners.detectors.yolo import packaged_model_yaml
 
     return packaged_model_yaml(p.name) is not None
-
-
-@runtime_checkable
-class Detector(Protocol):
-    """A traffic-light detector under test."""
-
-    @property
-    def name(self) -> str:
-        """Shown in reports and events: the spec it was loaded from."""
-        ...
-
-    def predict(self, images: Sequence[np.ndarray], *, conf: float = 0.25) -> list[list[TLBox]]:
-        """Detect traffic lights.
-
-        Args:
-            images: RGB ``uint8`` arrays, ``H x W x 3``, any sizes.
-            conf: Detections scoring below this are dropped.
-
-        Returns:
-            One list per image of boxes in that image's pixels, with ``state`` and ``score`` set.
-        """
-        ...
 
 
 def set_torch_threads(threads: int | None = DEFAULT_TORCH_THREADS) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runners.detectors.base import Detector
-from tools.tl.labels import TLBox, TLDataset, TLImage, read_image
+from tools.tl.detection import EVAL_CONF, Detector
+from tools.tl.images import read_image
 from tools.tl.metrics import MapReport, map_report
+from tools.tl.models import TLBox, TLDataset, TLImage
 
-__all__ = ["EVAL_CONF", "detect_images", "evaluate_detector"]
+__all__ = ["detect_images", "evaluate_detector"]
 
-EVAL_CONF = 0.001
 """Confidence floor when measuring mAP: low, as COCO-style evaluation expects the whole ranked list."""
 
 

@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from runners.detectors.base import CLASS_NAMES, DEFAULT_TORCH_THREADS, TrainProgress, set_torch_threads
 from runners.detectors.errors import DetectorCheckpointError, DetectorClassesError, DetectorTrainingError
 from tools.tl.errors import EmptyDatasetError
-from tools.tl.labels import TLBox, TLDataset, TLState, read_image
+from tools.tl.images import read_image
+from tools.tl.models import TLBox, TLDataset, TLState
 
 __all__ = [
     "CHECKPOINT_FORMAT",

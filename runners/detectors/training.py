@@ -16,7 +16,7 @@ from runners.detectors.base import DEFAULT_TORCH_THREADS, DETECTOR_KINDS, TrainP
 from runners.detectors.errors import UnknownDetectorKindError
 from runners.detectors.torchvision_models import TorchvisionTrainSettings
 from runners.detectors.yolo import YoloTrainSettings
-from tools.tl.labels import TLDataset
+from tools.tl.models import TLDataset
 from tools.tl.synth import SynthSettings
 
 __all__ = ["DemoRecipe", "demo_training_recipe", "train_detector"]

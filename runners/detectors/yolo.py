@@ -42,7 +42,7 @@ from runners.detectors.base import (
 )
 from runners.detectors.errors import DetectorCheckpointError, DetectorTrainingError
 from tools.tl.errors import EmptyDatasetError
-from tools.tl.labels import TLBox, TLDataset, TLImage, TLState
+from tools.tl.models import TLBox, TLDataset, TLImage, TLState
 
 __all__ = [
     "YoloDetector",

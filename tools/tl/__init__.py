@@ -1,33 +1,7 @@
-"""Traffic-light tools (TIGAUG): the label model, dataset formats, the twelve transformations, metrics.
+"""The traffic-light domain (TIGAUG): label models, dataset formats, the twelve transformations, metrics, the
+detectors' relations (``judging``) and reports.
 
-Heavy modules (imgaug, OpenCV, torch) load inside the functions that use them.
+``models`` holds the data events carry (labels, transformation codes). Nothing is imported here, so
+``import tools.tl.models`` stays light; heavy modules (imgaug, OpenCV, torch) load inside the functions
+that use them.
 """
-
-from tools.tl.errors import (
-    BoxOutsideImageError,
-    DatasetFormatError,
-    EmptyDatasetError,
-    TLDataError,
-    UnknownStateError,
-    UnknownTransformError,
-    UnreadableImageError,
-)
-from tools.tl.labels import TL_STATES, SkippedItem, TLBox, TLDataset, TLImage, TLState, read_image, write_image
-
-__all__ = [
-    "TL_STATES",
-    "BoxOutsideImageError",
-    "DatasetFormatError",
-    "EmptyDatasetError",
-    "SkippedItem",
-    "TLBox",
-    "TLDataError",
-    "TLDataset",
-    "TLImage",
-    "TLState",
-    "UnknownStateError",
-    "UnknownTransformError",
-    "UnreadableImageError",
-    "read_image",
-    "write_image",
-]

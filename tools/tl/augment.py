@@ -26,9 +26,10 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.tl.errors import EmptyDatasetError, TLDataError
-from tools.tl.labels import SkippedItem, TLDataset, TLImage, read_image, write_image
+from tools.tl.images import read_image, write_image
+from tools.tl.models import TRANSFORM_CODES, SkippedItem, TLDataset, TLImage
 from tools.tl.transform_base import BoxAffine, LightChange
-from tools.tl.transforms import TRANSFORM_CODES, TransformResult, apply_transform, transform_spec
+from tools.tl.transforms import TransformResult, apply_transform, transform_spec
 
 __all__ = [
     "AugmentationManifest",

@@ -1,6 +1,6 @@
 """Open a traffic-light dataset whatever it is: a LISA/Bosch/YOLO/COCO folder or file, or drivemt's own manifest.
 
-drivemt's own layout is a ``dataset.json`` (a :class:`tools.tl.labels.TLDataset` dumped as JSON, image
+drivemt's own layout is a ``dataset.json`` (a :class:`tools.tl.models.TLDataset` dumped as JSON, image
 paths relative to its folder), as ``drivemt data synth-tl`` writes it.
 """
 
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from tools.tl.errors import DatasetFormatError, EmptyDatasetError
-from tools.tl.labels import TLDataset
+from tools.tl.models import TLDataset
 
 __all__ = ["MANIFEST_NAME", "load_dataset", "load_manifest", "save_manifest"]
 

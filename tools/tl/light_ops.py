@@ -46,7 +46,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from tools.tl.blending import POISSON_MARGIN, IntBox, boxes_overlap, cut_patch, inpaint_boxes, poisson_paste
-from tools.tl.labels import TLBox, TLImage
+from tools.tl.models import TLBox, TLImage
 from tools.tl.transform_base import (
     BoxAffine,
     LightChange,

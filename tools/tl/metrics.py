@@ -46,7 +46,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.tl.labels import TL_STATES, TLBox
+from tools.tl.models import TL_STATES, TLBox
 
 __all__ = [
     "DEFAULT_VIOLATION_THRESHOLD",

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from tools.common.report import report_env
+from tools.tl.models import TRANSFORM_CODES
 from tools.tl.results import TLTestResult
-from tools.tl.transforms import TRANSFORM_CODES, transform_spec
+from tools.tl.transforms import transform_spec
 
 __all__ = ["write_tl_report"]
 
@@ -30,7 +31,7 @@ def write_tl_report(
     """Write the report.
 
     Args:
-        result: What :func:`runners.tl_testing.judge_detectors` found.
+        result: What :func:`tools.tl.judging.judge_detectors` found.
         path: The HTML file to write (pictures are linked relative to it).
         augmentation: Figures of the augmentation run (images, pairs, seconds, images per second, skipped).
         title: Page title.

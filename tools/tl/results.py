@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.tl.labels import TLBox
+from tools.tl.models import TLBox
 
 __all__ = ["DetectorSummary", "PairResult", "TLTestResult"]
 

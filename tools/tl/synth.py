@@ -34,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tools.tl.datasets import MANIFEST_NAME, load_manifest
 from tools.tl.errors import EmptyDatasetError
-from tools.tl.labels import TL_STATES, TLBox, TLDataset, TLImage, TLState, write_image
+from tools.tl.images import write_image
+from tools.tl.models import TL_STATES, TLBox, TLDataset, TLImage, TLState
 
 __all__ = [
     "BULB_COLOURS",

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tools.tl.labels import TLBox, TLImage
+from tools.tl.models import TLBox, TLImage
 
 __all__ = [
     "BoxAffine",

@@ -31,7 +31,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tools.tl.camera import MotionBlurParams, OverexposureParams, UnderexposureParams, exposure, motion_blur
 from tools.tl.errors import TLDataError, UnknownTransformError
 from tools.tl.flare import LensFlareParams, lens_flare
-from tools.tl.labels import TLBox, TLImage
 from tools.tl.light_ops import (
     AddParams,
     ChangeColourParams,
@@ -44,11 +43,11 @@ from tools.tl.light_ops import (
     rotate_lights,
     scale_image,
 )
+from tools.tl.models import TRANSFORM_CODES, TLBox, TLImage
 from tools.tl.transform_base import BoxAffine, LightChange, LightOpOutcome, TransformParams
 from tools.tl.weather import FogParams, RainParams, SnowParams, fog, rain, snow
 
 __all__ = [
-    "TRANSFORM_CODES",
     "BoxAffine",
     "ImageMismatchError",
     "LightChange",
@@ -64,7 +63,6 @@ __all__ = [
     "transform_spec",
 ]
 
-TRANSFORM_CODES: tuple[str, ...] = ("RN", "SW", "FG", "LF", "OE", "UE", "MB", "CC", "MP", "AD", "RT", "SC")
 
 Family = Literal["weather", "camera", "light"]
 _Runner = Callable[[np.ndarray, TLImage, int, Any], tuple[np.ndarray, LightOpOutcome]]

@@ -1,5 +1,5 @@
 """Traffic-light dataset formats: LISA, Bosch Small Traffic Lights, YOLO txt and COCO JSON, read into and
-written from one label model (:class:`~tools.tl.labels.TLDataset`).
+written from one label model (:class:`~tools.tl.models.TLDataset`).
 
 ``read_dataset`` never stops at a bad item: an unreadable image, a box outside its image or a label with
 no known state is left out and recorded in ``dataset.skipped`` with the reason, and the rest is read. Only
@@ -29,7 +29,7 @@ from tools.tl.formats.states import (
     lisa_tag,
     state_from_label,
 )
-from tools.tl.labels import TLDataset
+from tools.tl.models import TLDataset
 
 __all__ = [
     "BOSCH_LABELS",

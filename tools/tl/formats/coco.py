@@ -40,7 +40,7 @@ from tools.tl.formats.files import (
     write_image_file,
 )
 from tools.tl.formats.states import ARROWS, DRIVEMT_CLASSES, StateArrow, state_from_label
-from tools.tl.labels import TLBox, TLDataset, TLImage
+from tools.tl.models import TLBox, TLDataset, TLImage
 
 __all__ = ["CATEGORY_IDS", "read", "sniff", "write"]
 

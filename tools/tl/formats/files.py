@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from tools.tl.errors import BoxOutsideImageError, DatasetFormatError, EmptyDatasetError, UnreadableImageError
-from tools.tl.labels import SkippedItem, TLBox, TLDataset, TLImage, write_image
+from tools.tl.images import write_image
+from tools.tl.models import SkippedItem, TLBox, TLDataset, TLImage
 
 __all__ = [
     "IMAGE_SUFFIXES",

@@ -45,7 +45,7 @@ from tools.tl.formats.files import (
     write_image_file,
 )
 from tools.tl.formats.states import lisa_tag, state_from_label
-from tools.tl.labels import TLBox, TLDataset, TLImage
+from tools.tl.models import TLBox, TLDataset, TLImage
 
 __all__ = ["FRAME_SIZE", "HEADER", "read", "sniff", "write"]
 

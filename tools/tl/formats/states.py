@@ -39,7 +39,7 @@ import re
 from typing import Literal, get_args
 
 from tools.tl.errors import UnknownStateError
-from tools.tl.labels import TLState
+from tools.tl.models import TLState
 
 __all__ = [
     "ARROWS",

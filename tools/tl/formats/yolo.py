@@ -42,7 +42,7 @@ from tools.tl.formats.files import (
     write_image_file,
 )
 from tools.tl.formats.states import DRIVEMT_CLASSES, StateArrow, label_text, state_from_label
-from tools.tl.labels import TLBox, TLDataset, TLImage
+from tools.tl.models import TLBox, TLDataset, TLImage
 
 __all__ = ["SPLIT_KEYS", "label_path", "read", "sniff", "write"]
 

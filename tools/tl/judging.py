@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from runners.detectors import Detector, load_detector
-from runners.detectors.evaluation import EVAL_CONF
 from tools.tl.augment import AugmentationManifest, AugmentedPair, file_stem
-from tools.tl.labels import TLBox, read_image, write_image
+from tools.tl.detection import EVAL_CONF, Detector
+from tools.tl.images import read_image, write_image
 from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD, consistency, is_violation, map_5095
+from tools.tl.models import TLBox
 from tools.tl.results import DetectorSummary, PairResult, TLTestResult
 from tools.tl.transforms import transform_detections
 
@@ -98,7 +98,7 @@ def _predict_all(
 
 def judge_detectors(
     manifest: AugmentationManifest,
-    detectors: Sequence[str | Detector],
+    detectors: Sequence[Detector],
     *,
     out_dir: Path,
     threshold: float = DEFAULT_VIOLATION_THRESHOLD,
@@ -111,7 +111,7 @@ def judge_detectors(
 
     Args:
         manifest: What :func:`tools.tl.augment.augment_dataset` made.
-        detectors: ``KIND:PATH`` specs or loaded detectors.
+        detectors: Loaded detectors (``runners.detectors.load_detector`` loads a ``KIND:PATH`` spec).
         out_dir: Where evidence pictures go (``evidence/<detector>/``).
         threshold: Consistency below which a pair violates its relation.
         conf: Operating confidence for the relation (detections below it are ignored there).
@@ -130,7 +130,7 @@ def judge_detectors(
         images=len(originals),
         skipped=[f"{s.item}: {s.reason}" for s in manifest.skipped],
     )
-    loaded = [load_detector(d) if isinstance(d, str) else d for d in detectors]
+    loaded = list(detectors)
     planned = (len(originals) + len(manifest.pairs)) * len(loaded)
     done = 0
     for det in loaded:

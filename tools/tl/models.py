@@ -9,16 +9,17 @@ own pixel grid (x to the right, y down). Every format maps its states onto :data
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tools.tl.errors import BoxOutsideImageError, UnreadableImageError
 
 __all__ = [
     "TL_STATES",
+    "TRANSFORM_CODES",
     "Arrow",
     "Orientation",
     "SkippedItem",
@@ -26,8 +27,6 @@ __all__ = [
     "TLDataset",
     "TLImage",
     "TLState",
-    "read_image",
-    "write_image",
 ]
 
 TLState = Literal["red", "yellow", "green", "off"]
@@ -95,7 +94,7 @@ class TLBox(_Model):
 
     def int_xyxy(self) -> tuple[int, int, int, int]:
         """Corners rounded outward to whole pixels (for slicing: ``img[y1:y2, x1:x2]``)."""
-        return (int(np.floor(self.x1)), int(np.floor(self.y1)), int(np.ceil(self.x2)), int(np.ceil(self.y2)))
+        return (math.floor(self.x1), math.floor(self.y1), math.ceil(self.x2), math.ceil(self.y2))
 
     def inside(self, width: int, height: int, *, tol: float = 0.5) -> bool:
         """Whether the box lies within an image of this size (``tol`` pixels of rounding allowed)."""
@@ -169,33 +168,5 @@ class TLDataset(_Model):
         return sum(len(i.boxes) for i in self.images)
 
 
-def read_image(path: Path | str, *, image_id: str | None = None) -> np.ndarray:
-    """Read an image file as RGB ``uint8``.
-
-    Raises:
-        UnreadableImageError: Missing file, not an image, or not 8-bit colour/grey.
-    """
-    import cv2
-
-    p = Path(path)
-    name = image_id or p.name
-    if not p.is_file():
-        raise UnreadableImageError(name, f"no such file: {p}")
-    data = np.fromfile(str(p), dtype=np.uint8)
-    img = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-    if img is None:
-        raise UnreadableImageError(name, f"not a readable image: {p}")
-    return np.ascontiguousarray(img[:, :, ::-1])
-
-
-def write_image(path: Path | str, image: np.ndarray) -> Path:
-    """Write an RGB ``uint8`` image; the extension picks the codec (``.png``, ``.jpg``)."""
-    import cv2
-
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    ok, buf = cv2.imencode(p.suffix or ".png", np.ascontiguousarray(image[:, :, ::-1]))
-    if not ok:
-        raise UnreadableImageError(p.name, f"could not encode as {p.suffix}")
-    buf.tofile(str(p))
-    return p
+TRANSFORM_CODES: tuple[str, ...] = ("RN", "SW", "FG", "LF", "OE", "UE", "MB", "CC", "MP", "AD", "RT", "SC")
+"""TIGAUG's twelve transformation codes, in the paper's order."""

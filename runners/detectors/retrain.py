@@ -21,8 +21,7 @@ from runners.detectors.evaluation import evaluate_detector
 from runners.detectors.yolo import YoloTrainSettings
 from tools.tl.augment import augment_dataset
 from tools.tl.errors import EmptyDatasetError
-from tools.tl.labels import TLDataset, TLImage
-from tools.tl.transforms import TRANSFORM_CODES
+from tools.tl.models import TRANSFORM_CODES, TLDataset, TLImage
 
 __all__ = ["RetrainResult", "retrain_with_augmentation", "split_dataset"]
 

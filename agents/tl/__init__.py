@@ -1,0 +1,1 @@
+"""Agents of the traffic-light domain: the TL-Augmenter."""
