@@ -22,6 +22,7 @@ from agents.runtime import Agent
 from bus import (
     Bus,
     CrashVerdict,
+    ErrorDomain,
     Event,
     ProgressReported,
     SimCompleted,
@@ -52,7 +53,7 @@ class JudgeAgent(Agent):
     consumes = (SimCompleted, TLAugmented)
     produces = (ViolationFound, CrashVerdict, TLVerdict, ProgressReported)
     tools = ("crash_verdict", "write_crash_report", "load_detector", "judge_detectors", "write_tl_report")
-    error_domain = "judge"
+    error_domain = ErrorDomain.JUDGE
 
     def __init__(self, *, bus: Bus, write_reports: bool = True, max_violation_events: int = 1000) -> None:
         self.bus = bus

@@ -39,6 +39,7 @@ from bus import (
     Bus,
     ConsumerSettings,
     DeadLettered,
+    ErrorDomain,
     ErrorReported,
     Event,
     EventValidationError,
@@ -64,7 +65,7 @@ def error_event(
     source: Event | None,
     *,
     agent: str,
-    domain: str,
+    domain: ErrorDomain,
     exc: BaseException,
     item_id: str | None = None,
     input_subject: str | None = None,
@@ -110,7 +111,7 @@ class Agent(ABC):
     produces: ClassVar[tuple[type[Event], ...]]
     tools: ClassVar[tuple[str, ...]] = ()
     """Names of the registry tools the agent uses (shown in heartbeats and ``drivemt status``)."""
-    error_domain: ClassVar[str] = "agents"
+    error_domain: ClassVar[ErrorDomain] = ErrorDomain.AGENTS
     """Domain of the agent's error subject (``<namespace>.<domain>.errors``)."""
     batch_size: ClassVar[int] = 1
     """Most inputs handed to :meth:`handle_batch` at once."""

@@ -24,7 +24,7 @@ import time
 from itertools import product
 from pathlib import Path
 
-from bus import Bus, MRAccepted, MRRejected, RulesSubmitted, Subjects, decode_event
+from bus import Bus, ErrorDomain, MRAccepted, MRRejected, RulesSubmitted, Subjects, decode_event
 from bus.events import ErrorReported, RulesSubmittedPayload
 from runners.client import make_submissions
 from runners.state import read_state
@@ -132,7 +132,7 @@ async def main() -> None:
 
             subs = [
                 await bus.nc.subscribe(s, cb=on_result)
-                for s in (bus.subjects.mrs_accepted, bus.subjects.mrs_rejected, bus.subjects.errors("rules"))
+                for s in (bus.subjects.mrs_accepted, bus.subjects.mrs_rejected, bus.subjects.errors(ErrorDomain.RULES))
             ]
             t0 = time.perf_counter()
             await bus.publish_many(events)

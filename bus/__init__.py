@@ -1,9 +1,11 @@
-"""The message bus: embedded nats-server, connection, subjects and event models.
+"""The message bus: embedded nats-server, connection, subjects, the event envelope and every event model.
 
-Knows nothing of agents, memory or runners; imports only drivemt's plain data models.
+Knows nothing of agents, memory or runners. From ``tools`` it imports only :mod:`tools.errors` and the
+``tools.<domain>.models`` modules, so ``import bus`` loads no domain logic and no heavy library.
 """
 
 from bus.connection import Bus, BusSettings, ConsumerSettings
+from bus.envelope import Event, decode_event, derived_id, encode_event, event_json_schemas, registry
 from bus.errors import (
     BusError,
     EmbeddedServerError,
@@ -19,7 +21,6 @@ from bus.events import (
     CrashVerdict,
     DeadLettered,
     ErrorReported,
-    Event,
     MRAccepted,
     MRCandidatesProduced,
     MRRejected,
@@ -28,20 +29,14 @@ from bus.events import (
     ScenarioExtracted,
     ScoredCandidate,
     SimCompleted,
-    SimOptions,
     SimRequested,
     TLAugmented,
     TLDatasetSubmitted,
     TLVerdict,
     ViolationFound,
-    decode_event,
-    derived_id,
-    encode_event,
-    event_json_schemas,
-    registry,
 )
 from bus.server import EmbeddedNatsServer, adoptable, find_nats_server, port_open
-from bus.subjects import DEFAULT_NAMESPACE, Subjects
+from bus.subjects import DEFAULT_NAMESPACE, ErrorDomain, Subjects
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -56,6 +51,7 @@ __all__ = [
     "DeadLettered",
     "EmbeddedNatsServer",
     "EmbeddedServerError",
+    "ErrorDomain",
     "ErrorReported",
     "Event",
     "EventValidationError",
@@ -69,7 +65,6 @@ __all__ = [
     "ScenarioExtracted",
     "ScoredCandidate",
     "SimCompleted",
-    "SimOptions",
     "SimRequested",
     "Subjects",
     "TLAugmented",

@@ -9,14 +9,34 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from bus.errors import InvalidSubjectError
 
-__all__ = ["DEFAULT_NAMESPACE", "StreamNames", "Subjects", "validate_token"]
+__all__ = ["DEFAULT_NAMESPACE", "ErrorDomain", "StreamNames", "Subjects", "validate_token"]
 
 DEFAULT_NAMESPACE = "drivemt"
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+class ErrorDomain(StrEnum):
+    """Where an error happened; each domain has its own error subject (``<namespace>.errors.<domain>``)."""
+
+    RULES = "rules"
+    """Traffic rules the M-Agent could not read."""
+    MRS = "mrs"
+    """MR candidates the Validator could not judge or store."""
+    CRASHES = "crashes"
+    """Crash reports that could not be extracted or planned."""
+    SIM = "sim"
+    """Simulation runs that could not be done."""
+    JUDGE = "judge"
+    """Results the Judge could not judge or report."""
+    TL = "tl"
+    """Traffic-light datasets that could not be augmented."""
+    AGENTS = "agents"
+    """Anything else an agent refused (its own default)."""
 
 
 def validate_token(token: str, *, what: str = "subject token") -> str:
@@ -137,9 +157,18 @@ class Subjects:
         """A rule for which no candidate passed validation, with the reasons."""
         return self._s("mrs", "rejected")
 
-    def errors(self, domain: str) -> str:
-        """Bad-input and failure reports of one domain (``rules``, ``mrs`` ...): ``<ns>.errors.<domain>``."""
-        return self._s("errors", validate_token(domain, what="error domain"))
+    def errors(self, domain: ErrorDomain | str) -> str:
+        """Bad-input and failure reports of one domain (``rules``, ``mrs`` ...): ``<ns>.errors.<domain>``.
+
+        Raises:
+            InvalidSubjectError: For a domain that is not an :class:`ErrorDomain`.
+        """
+        try:
+            return self._s("errors", ErrorDomain(domain).value)
+        except ValueError:
+            raise InvalidSubjectError(
+                str(domain), f"error domain must be one of {[d.value for d in ErrorDomain]}"
+            ) from None
 
     @property
     def all_errors(self) -> str:

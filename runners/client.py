@@ -9,7 +9,18 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from bus import Bus, Event, MRAccepted, MRRejected, NoDaemonError, RulesSubmitted, Subjects, decode_event, port_open
+from bus import (
+    Bus,
+    ErrorDomain,
+    Event,
+    MRAccepted,
+    MRRejected,
+    NoDaemonError,
+    RulesSubmitted,
+    Subjects,
+    decode_event,
+    port_open,
+)
 from bus.errors import EventValidationError
 from bus.events import ErrorReported, RulesSubmittedPayload
 from runners.config import DrivemtConfig
@@ -110,7 +121,7 @@ class RulesCollector:
     async def start(self) -> None:
         """Subscribe to accepted, rejected and rule-error subjects."""
         s: Subjects = self.bus.subjects
-        for subject in (s.mrs_accepted, s.mrs_rejected, s.errors("rules"), s.errors("mrs")):
+        for subject in (s.mrs_accepted, s.mrs_rejected, s.errors(ErrorDomain.RULES), s.errors(ErrorDomain.MRS)):
             self._subs.append(await self.bus.nc.subscribe(subject, cb=self._on_msg))
         if not self.rule_ids:
             self._done.set()

@@ -17,11 +17,11 @@ from bus import (
     Bus,
     CrashSubmitted,
     CrashVerdict,
+    ErrorDomain,
     ErrorReported,
     Event,
     ScenarioExtracted,
     SimCompleted,
-    SimOptions,
     decode_event,
 )
 from bus.errors import EventValidationError
@@ -30,6 +30,7 @@ from runners.config import DrivemtConfig
 from runners.inprocess import private_daemon
 from tools.common.similarity import Embedder
 from tools.crash.extract import CrashReport
+from tools.crash.models import SimOptions
 from tools.crash.runs import plan_runs
 
 __all__ = ["CrashBatch", "CrashCollector", "make_crash_submissions", "run_crashes_in_process", "submit_crashes"]
@@ -109,9 +110,9 @@ class CrashCollector:
             s.scenarios_extracted,
             s.sim_completed,
             s.crashes_verdict,
-            s.errors("crashes"),
-            s.errors("sim"),
-            s.errors("judge"),
+            s.errors(ErrorDomain.CRASHES),
+            s.errors(ErrorDomain.SIM),
+            s.errors(ErrorDomain.JUDGE),
         ):
             self._subs.append(await self.bus.nc.subscribe(subject, cb=self._on_msg))
 

@@ -8,7 +8,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bus import Bus, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, TLVerdict, decode_event
+from bus import (
+    Bus,
+    ErrorDomain,
+    ErrorReported,
+    Event,
+    ProgressReported,
+    TLAugmented,
+    TLDatasetSubmitted,
+    TLVerdict,
+    decode_event,
+)
 from bus.errors import EventValidationError
 
 __all__ = ["TLOutcome", "wait_for_tl"]
@@ -82,7 +92,7 @@ async def wait_for_tl(
 
     subs = [
         await bus.nc.subscribe(subject, cb=on_msg)
-        for subject in (s.tl_augmented, s.tl_verdict, s.errors("tl"), s.errors("judge"), s.progress)
+        for subject in (s.tl_augmented, s.tl_verdict, s.errors(ErrorDomain.TL), s.errors(ErrorDomain.JUDGE), s.progress)
     ]
     try:
         await bus.publish(event)

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bus import CrashSubmitted, ErrorReported, ScenarioExtracted
+from bus import CrashSubmitted, ErrorDomain, ErrorReported, ScenarioExtracted
 from bus.events import CrashSubmittedPayload
 from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
@@ -32,7 +32,7 @@ async def test_reports_become_scenarios_and_bad_ones_errors(daemon: Daemon) -> N
     """Each good report yields one scenario event; empty and unrelated ones yield error events; the agent goes on."""
     assert daemon.bus is not None and daemon.pipeline is not None
     subjects = daemon.bus.subjects
-    rec = await Recorder().watch(daemon.bus, subjects.scenarios_extracted, subjects.errors("crashes"))
+    rec = await Recorder().watch(daemon.bus, subjects.scenarios_extracted, subjects.errors(ErrorDomain.CRASHES))
     good = ["108909", "119839", "128058"]
     events = [report(c, (FIXTURES / "crashes" / c / "summary.txt").read_text()) for c in good]
     events += [report("empty", " "), report("memo", "The annual report is due in March.")]

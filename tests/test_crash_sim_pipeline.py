@@ -13,9 +13,9 @@ from bus import (
     Bus,
     CrashSubmitted,
     CrashVerdict,
+    ErrorDomain,
     ErrorReported,
     SimCompleted,
-    SimOptions,
     SimRequested,
     ViolationFound,
 )
@@ -26,7 +26,7 @@ from runners.daemon import Daemon
 from runners.simulators.worker import SimulatorRefusedError, SimWorker, SimWorkerError
 from tests.helpers import FIXTURES, Recorder
 from tools.crash.extract import OfflineCrashExtractor, read_case
-from tools.crash.models import RunSpec, RunSummary, SimSettings
+from tools.crash.models import RunSpec, RunSummary, SimOptions, SimSettings
 from tools.crash.report import load_batch
 from tools.crash.verdict import case_verdict
 
@@ -100,7 +100,7 @@ async def test_a_crash_report_is_simulated_judged_and_reported(
     assert daemon.bus is not None
     s = daemon.bus.subjects
     rec = await Recorder().watch(
-        daemon.bus, s.sim_requested, s.sim_completed, s.crashes_verdict, s.violations_found, s.errors("sim")
+        daemon.bus, s.sim_requested, s.sim_completed, s.crashes_verdict, s.violations_found, s.errors(ErrorDomain.SIM)
     )
     options = SimOptions(variants=1, duration_s=12.0, render=True)
     ev = submission("119839", options, sketch=small_sketch(tmp_path / "scene.jpg"))
@@ -131,7 +131,7 @@ async def test_beamng_without_an_install_reports_errors_and_still_completes(daem
     a verdict listing the failed runs (nothing waits forever)."""
     assert daemon.bus is not None
     s = daemon.bus.subjects
-    rec = await Recorder().watch(daemon.bus, s.crashes_verdict, s.errors("sim"))
+    rec = await Recorder().watch(daemon.bus, s.crashes_verdict, s.errors(ErrorDomain.SIM))
     await daemon.bus.publish(submission("108909", SimOptions(simulator="beamng", variants=1, render=False)))
     await rec.wait_for(lambda evs: any(isinstance(e, CrashVerdict) for e in evs), timeout=120)
     errors = rec.of(ErrorReported)

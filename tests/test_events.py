@@ -8,6 +8,7 @@ import pytest
 from pydantic import Field
 
 from bus import (
+    ErrorDomain,
     EventValidationError,
     RulesSubmitted,
     Subjects,
@@ -113,7 +114,7 @@ def test_subjects_are_checked() -> None:
     """Subject tokens with dots or wildcards are refused; names are namespaced."""
     s = Subjects("team-a")
     assert s.rules_submitted == "team-a.rules.submitted"
-    assert s.errors("rules") == "team-a.errors.rules"
+    assert s.errors(ErrorDomain.RULES) == "team-a.errors.rules"
     assert s.streams.inputs == "TEAM_A_INPUTS"
     with pytest.raises(InvalidSubjectError):
         Subjects("bad.ns")

@@ -15,6 +15,7 @@ from bus import (
     Bus,
     ConsumerSettings,
     DeadLettered,
+    ErrorDomain,
     ErrorReported,
     Event,
     ProgressReported,
@@ -37,7 +38,7 @@ class EchoAgent(Agent):
     name: ClassVar[str] = "echo"
     consumes = (RulesSubmitted,)
     produces = (ProgressReported,)
-    error_domain = "rules"
+    error_domain = ErrorDomain.RULES
 
     def __init__(self, delay: float = 0.0) -> None:
         self.calls: dict[str, int] = {}
@@ -107,7 +108,7 @@ async def test_success_is_published_then_acked(bus: Bus) -> None:
 
 async def test_bad_input_gives_an_error_event_and_no_retry(bus: Bus) -> None:
     """BadInputError becomes an error event on the agent's domain; the event is not redelivered."""
-    rec = await Recorder().watch(bus, bus.subjects.errors("rules"))
+    rec = await Recorder().watch(bus, bus.subjects.errors(ErrorDomain.RULES))
     agent = EchoAgent()
     runner = await start(agent, bus)
     await bus.publish(submission("bad"))
@@ -133,7 +134,7 @@ async def test_transient_failures_are_retried(bus: Bus) -> None:
 
 async def test_exceeding_deliveries_dead_letters(bus: Bus) -> None:
     """After max deliveries the event goes to the dead-letter subject with the reason."""
-    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.errors("rules"))
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.errors(ErrorDomain.RULES))
     agent = EchoAgent()
     runner = await start(agent, bus, consumer=ConsumerSettings(max_deliver=2, ack_wait_s=5))
     ev = submission("broken")
@@ -149,7 +150,9 @@ async def test_exceeding_deliveries_dead_letters(bus: Bus) -> None:
 
 async def test_invalid_bytes_are_dead_lettered_and_the_agent_goes_on(bus: Bus) -> None:
     """Malformed JSON, a wrong schema and non-UTF-8 bytes each give an error plus a dead letter; good events still flow."""
-    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.errors("rules"), bus.subjects.progress)
+    rec = await Recorder().watch(
+        bus, bus.subjects.all_deadletters, bus.subjects.errors(ErrorDomain.RULES), bus.subjects.progress
+    )
     runner = await start(EchoAgent(), bus)
     subject = bus.subjects.rules_submitted
     await bus.publish_raw(subject, b"{oops")
@@ -234,7 +237,7 @@ async def test_logs_carry_the_correlation_id(bus: Bus) -> None:
     """Log lines of a bad input carry the agent, subject, event and correlation ids."""
     runner = await start(EchoAgent(), bus)
     ev = submission("bad")
-    rec = await Recorder().watch(bus, bus.subjects.errors("rules"))
+    rec = await Recorder().watch(bus, bus.subjects.errors(ErrorDomain.RULES))
     with structlog.testing.capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
         await bus.publish(ev)
         await rec.wait_for(lambda evs: len(evs) == 1)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bus import ErrorReported, ProgressReported, TLAugmented, TLDatasetSubmitted, TLVerdict, decode_event
+from bus import ErrorDomain, ErrorReported, ProgressReported, TLAugmented, TLDatasetSubmitted, TLVerdict, decode_event
 from bus.errors import EventValidationError
 from bus.events import TLDatasetPayload
 from memory import MiniLMEmbedder
@@ -47,7 +47,7 @@ async def test_dataset_is_augmented_tested_and_reported(daemon: Daemon, dataset:
     pair and publishes a verdict whose report exists."""
     assert daemon.bus is not None
     s = daemon.bus.subjects
-    rec = await Recorder().watch(daemon.bus, s.tl_augmented, s.tl_verdict, s.progress, s.errors("tl"))
+    rec = await Recorder().watch(daemon.bus, s.tl_augmented, s.tl_verdict, s.progress, s.errors(ErrorDomain.TL))
     ev = submitted(dataset, transforms=["RN", "CC", "SC"], detectors=["yolo:yolov8n.yaml"], seed=1)
     await daemon.bus.publish(ev)
     await rec.wait_for(lambda evs: any(isinstance(e, TLVerdict) for e in evs), timeout=240)
@@ -76,7 +76,7 @@ async def test_unreadable_and_malformed_datasets_get_error_events(daemon: Daemon
     """A folder that is no dataset and an event with an unknown transformation each get an error; the agent goes on."""
     assert daemon.bus is not None
     s = daemon.bus.subjects
-    rec = await Recorder().watch(daemon.bus, s.errors("tl"), s.errors("agents"), s.tl_augmented)
+    rec = await Recorder().watch(daemon.bus, s.errors(ErrorDomain.TL), s.errors(ErrorDomain.AGENTS), s.tl_augmented)
     (tmp_path / "empty").mkdir()
     await daemon.bus.publish(submitted(tmp_path / "empty", transforms=["OE"]))
     bad = submitted(tmp_path / "empty").model_dump(mode="json")

@@ -194,10 +194,10 @@ class DrivemtApp(App[None]):
             ValueError: An unknown command or a malformed one (the message says the form).
             DrivemtError: A path that holds no crash case or dataset.
         """
-        from bus.events import TLDatasetSubmitted
-        from bus.payloads import SimOptions, TLDatasetPayload
+        from bus.events import TLDatasetPayload, TLDatasetSubmitted
         from runners.crash_client import make_crash_submissions
         from tools.crash.extract import find_cases, read_case
+        from tools.crash.models import SimOptions
 
         words = shlex.split(text)
         command, args = words[0], words[1:]

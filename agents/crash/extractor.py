@@ -20,7 +20,7 @@ from typing import ClassVar
 import structlog
 
 from agents.runtime import Agent
-from bus import CrashSubmitted, ErrorReported, Event, ScenarioExtracted, derived_id
+from bus import CrashSubmitted, ErrorDomain, ErrorReported, Event, ScenarioExtracted, derived_id
 from bus.events import ScenarioExtractedPayload
 from memory.templates import TemplateStore
 from tools.common.models import Provenance
@@ -49,7 +49,7 @@ class CrashExtractorAgent(Agent):
     consumes = (CrashSubmitted,)
     produces = (ScenarioExtracted, ErrorReported)
     tools = CRASH_TOOLS
-    error_domain = "crashes"
+    error_domain = ErrorDomain.CRASHES
 
     def __init__(
         self, *, templates: TemplateStore | None, provenance: Provenance, llm: LLMCrashExtractor | None = None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from agents.runtime import Agent
-from bus import Event, ScenarioExtracted, SimRequested, derived_id
+from bus import ErrorDomain, Event, ScenarioExtracted, SimRequested, derived_id
 from bus.events import SimRequestedPayload
 from tools.crash.runs import plan_runs
 
@@ -54,7 +54,7 @@ class SimPlannerAgent(Agent):
     consumes = (ScenarioExtracted,)
     produces = (SimRequested,)
     tools = ("plan_runs",)
-    error_domain = "crashes"
+    error_domain = ErrorDomain.CRASHES
 
     def __init__(self, *, runs_dir: Path) -> None:
         self.runs_dir = runs_dir

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import structlog
 
 from agents.runtime import Agent, error_event
-from bus import ErrorReported, Event, SimCompleted, SimRequested, derived_id
+from bus import ErrorDomain, ErrorReported, Event, SimCompleted, SimRequested, derived_id
 from bus.events import SimCompletedPayload
 from runners.simulators.worker import SimulatorRefusedError, SimWorker, SimWorkerError
 from tools.crash.models import RunRecord
@@ -41,7 +41,7 @@ class SimRunnerAgent(Agent):
     consumes = (SimRequested,)
     produces = (SimCompleted, ErrorReported)
     tools = ("simulate_run",)
-    error_domain = "sim"
+    error_domain = ErrorDomain.SIM
 
     def __init__(self, *, instance: str = "sim", options: dict[str, Any] | None = None, attempts: int = 2) -> None:
         self.instance = instance

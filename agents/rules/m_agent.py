@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from agents.runtime import Agent, Outcome, error_event
-from bus import ErrorReported, Event, MRCandidatesProduced, RulesSubmitted, derived_id
+from bus import ErrorDomain, ErrorReported, Event, MRCandidatesProduced, RulesSubmitted, derived_id
 from bus.events import MRCandidatesPayload, ParserFailure
 from tools.common.models import Provenance
 from tools.errors import BadInputError
@@ -43,7 +43,7 @@ class MAgent(Agent):
     consumes = (RulesSubmitted,)
     produces = (MRCandidatesProduced, ErrorReported)
     tools = tuple(t for t in RULE_TOOLS if t != "check_mr")
-    error_domain = "rules"
+    error_domain = ErrorDomain.RULES
     batch_size = 32
 
     def __init__(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from agents.runtime import Agent, Outcome
-from bus import Event, MRAccepted, MRCandidatesProduced, MRRejected, ScoredCandidate, derived_id
+from bus import ErrorDomain, Event, MRAccepted, MRCandidatesProduced, MRRejected, ScoredCandidate, derived_id
 from bus.events import MRAcceptedPayload, MRRejectedPayload
 from memory.mr_store import MRStore
 from tools.common.models import Provenance
@@ -40,7 +40,7 @@ class ValidatorAgent(Agent):
     consumes = (MRCandidatesProduced,)
     produces = (MRAccepted, MRRejected)
     tools = ("check_mr",)
-    error_domain = "mrs"
+    error_domain = ErrorDomain.MRS
     batch_size = 64
 
     def __init__(self, *, validator: MRValidator, store: MRStore, ontology: Ontology, provenance: Provenance) -> None:

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from agents.progress import ThreadProgress
 from agents.runtime import Agent
-from bus import Bus, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, derived_id
+from bus import Bus, ErrorDomain, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, derived_id
 from bus.events import TLAugmentedPayload
 
 __all__ = ["TLAugmenterAgent", "tl_dir"]
@@ -40,7 +40,7 @@ class TLAugmenterAgent(Agent):
     consumes = (TLDatasetSubmitted,)
     produces = (TLAugmented, ProgressReported, ErrorReported)
     tools = ("read_dataset", "apply_transform", "write_dataset")
-    error_domain = "tl"
+    error_domain = ErrorDomain.TL
 
     def __init__(self, *, bus: Bus, runs_dir: Path, progress_interval_s: float = 1.0) -> None:
         self.bus = bus

@@ -174,7 +174,7 @@ def eval_crashes(
 def _sim_options(policies: list[str], variants: int, duration: float, simulator: str, render: bool, seed: int) -> Any:
     from pydantic import ValidationError
 
-    from bus import SimOptions
+    from tools.crash.models import SimOptions
 
     try:
         return SimOptions(

@@ -209,12 +209,13 @@ def demo(
 
 
 async def _run_parts(bus: Any, chosen: list[str], variants: int, tl_inputs: tuple[Path, str] | None) -> dict[str, Any]:
-    from bus import SimOptions, TLDatasetSubmitted
+    from bus import TLDatasetSubmitted
     from bus.events import TLDatasetPayload
     from runners.cli.rules_cmds import _sample_rules
     from runners.crash_client import submit_crashes
     from runners.inprocess import submit_and_collect
     from runners.tl_client import wait_for_tl
+    from tools.crash.models import SimOptions
 
     out: dict[str, Any] = {}
     if "rules" in chosen:

@@ -39,6 +39,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "SimCollision",
+    "SimOptions",
     "SimSettings",
     "coarse_class",
     "first_vehicle_collision",
@@ -288,6 +289,30 @@ class SimSettings(_RunModel):
         default=2.0, ge=0, description="Seconds simulated after the first collision before the run ends."
     )
     base_seed: int = Field(default=0, description="Seed of variant 0; variant k uses base_seed + k.")
+
+
+class SimOptions(_RunModel):
+    """How a crash report's scenario is simulated (carried from the submission to the planner)."""
+
+    simulator: Literal["metadrive", "beamng"] = Field(default="metadrive", description="Which simulator runs it.")
+    policies: list[EgoPolicy] = Field(
+        default_factory=lambda: list[EgoPolicy](["idm"]), min_length=1, description="Ego policies, each in turn."
+    )
+    variants: int = Field(default=5, ge=1, le=100, description="Seeded variants per ego and policy (SAFE's K).")
+    duration_s: float = Field(default=20.0, gt=0, le=600, description="Simulated seconds per run.")
+    render: bool = Field(default=True, description="Draw a PNG and a GIF of every run.")
+    seed: int = Field(default=0, description="Seed of variant 0.")
+
+    def settings(self) -> SimSettings:
+        """The simulator settings these options stand for."""
+        return SimSettings(
+            duration_s=self.duration_s,
+            variants=self.variants,
+            policies=list(self.policies),
+            render_png=self.render,
+            render_gif=self.render,
+            base_seed=self.seed,
+        )
 
 
 class RunSpec(_RunModel):

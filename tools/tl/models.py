@@ -15,8 +15,6 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tools.tl.errors import BoxOutsideImageError, UnreadableImageError
-
 __all__ = [
     "TL_STATES",
     "TRANSFORM_CODES",
@@ -126,6 +124,8 @@ class TLImage(_Model):
         Raises:
             BoxOutsideImageError: Naming the image and the box.
         """
+        from tools.tl.errors import BoxOutsideImageError  # here, so that `import bus` loads no error module of tl
+
         for i, box in enumerate(self.boxes):
             if not box.inside(self.width, self.height):
                 raise BoxOutsideImageError(self.image_id, i, box.xyxy(), (self.width, self.height))
@@ -133,6 +133,8 @@ class TLImage(_Model):
     def resolve(self, root: Path | None) -> Path:
         """The image file's full path."""
         if self.path is None:
+            from tools.tl.errors import UnreadableImageError
+
             raise UnreadableImageError(self.image_id, "no image path")
         p = Path(self.path)
         return p if p.is_absolute() or root is None else root / p

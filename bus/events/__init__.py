@@ -1,0 +1,109 @@
+"""Every event drivemt puts on the bus, one module per domain; importing this package registers them all.
+
+``rules``, ``crash`` and ``tl`` wrap their domain's data models (``tools.<domain>.models``) in events;
+``findings`` carries violations from every pipeline; ``ops`` holds errors, dead letters, heartbeats and
+progress. :data:`AnyEvent` is derived from the registry, so a new event type needs no second list.
+"""
+
+from bus.envelope import (
+    SCHEMA_VERSION,
+    Event,
+    EventRegistry,
+    decode_event,
+    derived_id,
+    encode_event,
+    event_json_schemas,
+    registry,
+)
+from bus.events.crash import (
+    CrashSubmitted,
+    CrashSubmittedPayload,
+    CrashVerdict,
+    ScenarioExtracted,
+    ScenarioExtractedPayload,
+    SimCompleted,
+    SimCompletedPayload,
+    SimRequested,
+    SimRequestedPayload,
+)
+from bus.events.findings import ViolationFound, ViolationPayload
+from bus.events.ops import (
+    AgentHeartbeat,
+    DeadLettered,
+    DeadLetterPayload,
+    ErrorPayload,
+    ErrorReported,
+    HeartbeatPayload,
+    ProgressPayload,
+    ProgressReported,
+)
+from bus.events.rules import (
+    MRAccepted,
+    MRAcceptedPayload,
+    MRCandidatesPayload,
+    MRCandidatesProduced,
+    MRRejected,
+    MRRejectedPayload,
+    ParserFailure,
+    RulesSubmitted,
+    RulesSubmittedPayload,
+    ScoredCandidate,
+)
+from bus.events.tl import (
+    TLAugmented,
+    TLAugmentedPayload,
+    TLDatasetPayload,
+    TLDatasetSubmitted,
+    TLVerdict,
+    TLVerdictPayload,
+)
+
+AnyEvent = registry.union()
+"""Any registered event, discriminated by ``type`` (for pydantic models and TypeAdapters)."""
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AgentHeartbeat",
+    "AnyEvent",
+    "CrashSubmitted",
+    "CrashSubmittedPayload",
+    "CrashVerdict",
+    "DeadLetterPayload",
+    "DeadLettered",
+    "ErrorPayload",
+    "ErrorReported",
+    "Event",
+    "EventRegistry",
+    "HeartbeatPayload",
+    "MRAccepted",
+    "MRAcceptedPayload",
+    "MRCandidatesPayload",
+    "MRCandidatesProduced",
+    "MRRejected",
+    "MRRejectedPayload",
+    "ParserFailure",
+    "ProgressPayload",
+    "ProgressReported",
+    "RulesSubmitted",
+    "RulesSubmittedPayload",
+    "ScenarioExtracted",
+    "ScenarioExtractedPayload",
+    "ScoredCandidate",
+    "SimCompleted",
+    "SimCompletedPayload",
+    "SimRequested",
+    "SimRequestedPayload",
+    "TLAugmented",
+    "TLAugmentedPayload",
+    "TLDatasetPayload",
+    "TLDatasetSubmitted",
+    "TLVerdict",
+    "TLVerdictPayload",
+    "ViolationFound",
+    "ViolationPayload",
+    "decode_event",
+    "derived_id",
+    "encode_event",
+    "event_json_schemas",
+    "registry",
+]
