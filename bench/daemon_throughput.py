@@ -26,8 +26,8 @@ from pathlib import Path
 
 from bus import Bus, ErrorDomain, MRAccepted, MRRejected, RulesSubmitted, Subjects, decode_event
 from bus.events import ErrorReported, RulesSubmittedPayload
-from runners.client import make_submissions
-from runners.state import read_state
+from runners.clients.discovery import read_state
+from runners.clients.rules import make_submissions
 from tools.rules.models import TrafficRule
 from tools.rules.ontology import load_ontology
 

@@ -1,8 +1,5 @@
-"""Processes and adapters: configuration, the daemon, in-process runs, the CLI, and the simulators.
+"""Processes and adapters: configuration, the host (daemon, composition, in-process runs), clients, simulators,
+detectors and the CLI.
 
-Modules are imported by name (``runners.daemon`` ...); nothing heavy loads with the package itself.
+Modules are imported by name (``runners.host.daemon`` ...); nothing loads with the package itself.
 """
-
-from runners.errors import DaemonRunningError
-
-__all__ = ["DaemonRunningError"]

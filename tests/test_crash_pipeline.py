@@ -10,7 +10,7 @@ from bus import CrashSubmitted, ErrorDomain, ErrorReported, ScenarioExtracted
 from bus.events import CrashSubmittedPayload
 from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
-from runners.daemon import Daemon
+from runners.host.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
 from tools.crash.templates import ScenarioTemplate, packaged_templates
 

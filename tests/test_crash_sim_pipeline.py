@@ -22,7 +22,7 @@ from bus import (
 from bus.events import CrashSubmittedPayload
 from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
-from runners.daemon import Daemon
+from runners.host.daemon import Daemon
 from runners.simulators.worker import SimulatorRefusedError, SimWorker, SimWorkerError
 from tests.helpers import FIXTURES, Recorder
 from tools.crash.extract import OfflineCrashExtractor, read_case

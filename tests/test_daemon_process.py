@@ -16,8 +16,8 @@ import pytest
 
 from bus import Bus, MRAccepted, MRRejected, Subjects, decode_event
 from bus.events import ErrorReported
-from runners.client import make_submissions
-from runners.state import pid_alive, read_state
+from runners.clients.discovery import pid_alive, read_state
+from runners.clients.rules import make_submissions
 from tests.helpers import FIXTURES
 from tools.rules.models import TrafficRule
 

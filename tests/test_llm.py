@@ -12,9 +12,9 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from bus import MRAccepted
 from memory import MiniLMEmbedder
+from runners.clients.rules import submit_and_collect
 from runners.config import DrivemtConfig
-from runners.daemon import Daemon
-from runners.inprocess import submit_and_collect
+from runners.host.daemon import Daemon
 from tests.helpers import rule
 from tools.common.llm import LLMSettings, ModelConfig, build_model_client
 from tools.errors import LLMConfigurationError

@@ -19,7 +19,7 @@ from bus import CrashSubmitted, ScenarioExtracted
 from bus.events import CrashSubmittedPayload
 from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
-from runners.daemon import Daemon
+from runners.host.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
 from tools.common.llm import LLMSettings, ModelConfig, crash_extractor_model
 from tools.common.models import Provenance

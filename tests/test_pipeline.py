@@ -9,9 +9,9 @@ import pytest
 from bus import MRAccepted, MRCandidatesProduced, MRRejected
 from bus.events import ErrorReported
 from memory import MiniLMEmbedder
+from runners.clients.rules import submit_and_collect
 from runners.config import DrivemtConfig
-from runners.daemon import Daemon
-from runners.inprocess import submit_and_collect
+from runners.host.daemon import Daemon
 from tests.helpers import Recorder, rule
 
 
@@ -95,7 +95,7 @@ async def test_daemon_services_answer_over_the_bus(daemon: Daemon) -> None:
 
 async def test_second_daemon_on_same_data_dir_is_refused(config: DrivemtConfig, embedder: MiniLMEmbedder) -> None:
     """A data dir has one daemon; a second one is told where the first runs."""
-    from runners.errors import DaemonRunningError
+    from runners.host.errors import DaemonRunningError
 
     local = config.model_copy(update={"nats_url": None})
     async with Daemon(local, embedder=embedder):

@@ -13,7 +13,7 @@ from bus.errors import EventValidationError
 from bus.events import TLDatasetPayload
 from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
-from runners.daemon import Daemon
+from runners.host.daemon import Daemon
 from tests.helpers import Recorder
 from tools.tl.datasets import load_dataset, save_manifest
 from tools.tl.synth import synth_tl

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Input, RichLog
 from bus import Bus, CrashSubmitted, RulesSubmitted, Subjects, TLDatasetSubmitted
 from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
-from runners.daemon import Daemon
+from runners.host.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
 from tui import DrivemtApp
 

@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
 from bus.connection import Bus
 from bus.errors import EventValidationError
 from bus.events import AgentHeartbeat, ErrorReported, Event, decode_event
-from runners.client import make_submissions
+from runners.clients.rules import make_submissions
 from tools.errors import DrivemtError
 from tools.rules.models import TrafficRule, check_rule
 
@@ -195,7 +195,7 @@ class DrivemtApp(App[None]):
             DrivemtError: A path that holds no crash case or dataset.
         """
         from bus.events import TLDatasetPayload, TLDatasetSubmitted
-        from runners.crash_client import make_crash_submissions
+        from runners.clients.crash import make_crash_submissions
         from tools.crash.extract import find_cases, read_case
         from tools.crash.models import SimOptions
 

@@ -13,8 +13,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from runners.cli.logs import configure_logging
 from runners.config import ConfigError, DrivemtConfig, load_config
-from runners.logs import configure_logging
 from tools.errors import DrivemtError
 
 __all__ = [

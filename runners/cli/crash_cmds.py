@@ -243,7 +243,7 @@ def crash_run(
     n_workers = workers if workers > 0 else max(1, min(os.cpu_count() or 1, 8))
 
     async def main() -> Any:
-        from runners.crash_client import run_crashes_in_process
+        from runners.host.inprocess import run_crashes_in_process
 
         with progress_bar(f"{len(reports)} case(s), runs") as update:
             return await run_crashes_in_process(
@@ -333,8 +333,8 @@ def submit_crash(
 
     async def main() -> Any:
         from bus import Bus, Subjects
-        from runners.client import find_bus_url
-        from runners.crash_client import make_crash_submissions, submit_crashes
+        from runners.clients.crash import make_crash_submissions, submit_crashes
+        from runners.clients.discovery import find_bus_url
 
         async with Bus(
             url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus

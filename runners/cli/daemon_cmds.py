@@ -67,7 +67,7 @@ def daemon(
         if sim_workers < 0:
             raise fail("--sim-workers must be 0 or more")
         cfg.agents.sim_runner.copies = sim_workers
-    from runners.daemon import Daemon
+    from runners.host.daemon import Daemon
 
     async def main() -> None:
         d = Daemon(cfg)
@@ -87,7 +87,7 @@ def stop(
 ) -> None:
     """Stop the daemon of a data dir (SIGTERM: it finishes or hands back in-flight work)."""
     cfg = make_config(data_dir=data_dir)
-    from runners.state import pid_alive, read_state
+    from runners.clients.discovery import pid_alive, read_state
 
     state = read_state(cfg.state_file)
     if state is None or not pid_alive(state.pid):
@@ -112,8 +112,8 @@ def status(
 
     async def main() -> dict[str, Any]:
         from bus import Bus, Subjects
-        from runners.client import find_bus_url
-        from runners.ops import collect_status
+        from runners.clients.discovery import find_bus_url
+        from runners.clients.ops import collect_status
 
         async with Bus(
             url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-status", settings=cfg.bus

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
 
 async def _with_bus(cfg: DrivemtConfig, fn: Any) -> Any:
     from bus import Bus, Subjects
-    from runners.client import find_bus_url
+    from runners.clients.discovery import find_bus_url
 
     async with Bus(
         url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-ops", settings=cfg.bus
@@ -44,7 +44,7 @@ def dead_letters_list(
 ) -> None:
     """List dead letters: which consumer gave up, on what, and why."""
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
-    from runners.ops import list_deadletters
+    from runners.clients.ops import list_deadletters
 
     items = run_async(lambda: _with_bus(cfg, lambda bus: list_deadletters(bus, limit=limit)))
     if json_out:
@@ -80,7 +80,7 @@ def dead_letters_retry(
     if not seqs and not all_:
         raise fail("name sequences to retry, or --all")
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
-    from runners.ops import retry_deadletters
+    from runners.clients.ops import retry_deadletters
 
     done = run_async(lambda: _with_bus(cfg, lambda bus: retry_deadletters(bus, None if all_ else list(seqs or []))))
     console.print(f"retried {len(done)} dead letter(s)" + (f": {', '.join(map(str, done))}" if done else ""))

@@ -166,7 +166,7 @@ def demo(
 
     async def main() -> dict[str, Any]:
         from bus import Bus, NoDaemonError, Subjects
-        from runners.client import find_bus_url
+        from runners.clients.discovery import find_bus_url
 
         try:
             url = find_bus_url(cfg)
@@ -176,7 +176,7 @@ def demo(
             err_console.print(f"using the running daemon at {url}")
             async with Bus(url=url, subjects=Subjects(cfg.namespace), name="drivemt-demo", settings=cfg.bus) as bus:
                 return await _run_parts(bus, chosen, variants, tl_inputs)
-        from runners.daemon import Daemon
+        from runners.host.daemon import Daemon
 
         err_console.print(f"starting the embedded daemon in {cfg.data_dir}")
         async with Daemon(cfg) as daemon:
@@ -212,9 +212,9 @@ async def _run_parts(bus: Any, chosen: list[str], variants: int, tl_inputs: tupl
     from bus import TLDatasetSubmitted
     from bus.events import TLDatasetPayload
     from runners.cli.rules_cmds import _sample_rules
-    from runners.crash_client import submit_crashes
-    from runners.inprocess import submit_and_collect
-    from runners.tl_client import wait_for_tl
+    from runners.clients.crash import submit_crashes
+    from runners.clients.rules import submit_and_collect
+    from runners.clients.tl import wait_for_tl
     from tools.crash.models import SimOptions
 
     out: dict[str, Any] = {}

@@ -73,7 +73,7 @@ def eval_rules(
                 by_id[row["id"]] = row
         rows = [by_id.get(r.id, {"id": r.id}) for r in rules]
     else:
-        from runners.inprocess import run_rules_in_process
+        from runners.host.inprocess import run_rules_in_process
 
         async def main() -> Any:
             return await run_rules_in_process(cfg, rules, source=str(file))

@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
 
 async def _call(cfg: DrivemtConfig, method: str, params: dict[str, Any]) -> Any:
     from bus import Bus, NoDaemonError, Subjects
-    from runners.client import find_bus_url
+    from runners.clients.discovery import find_bus_url
 
     try:
         url = find_bus_url(cfg)
@@ -50,7 +50,7 @@ async def _call(cfg: DrivemtConfig, method: str, params: dict[str, Any]) -> Any:
     from memory.embeddings import MiniLMEmbedder
     from memory.mr_store import QdrantMRStore, StoreSettings
     from runners.config import qdrant_api_key
-    from runners.rpc import MRService
+    from runners.host.services import MRService
     from tools.rules.ontology import load_ontology
 
     store = QdrantMRStore(

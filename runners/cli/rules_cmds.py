@@ -78,8 +78,8 @@ def submit_rules(
 
     async def main() -> Any:
         from bus import Bus, Subjects
-        from runners.client import find_bus_url, make_submissions, unique_ids
-        from runners.inprocess import submit_and_collect
+        from runners.clients.discovery import find_bus_url
+        from runners.clients.rules import make_submissions, submit_and_collect, unique_ids
 
         async with Bus(
             url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus
@@ -135,7 +135,7 @@ def rules_extract(
     rules = _read_rules(input, None, region)
 
     async def main() -> Any:
-        from runners.inprocess import run_rules_in_process
+        from runners.host.inprocess import run_rules_in_process
 
         with progress_bar("rules") as update:
             return await run_rules_in_process(

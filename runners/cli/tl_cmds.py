@@ -438,8 +438,8 @@ def submit_tl(
     async def main() -> Any:
         from bus import Bus, Subjects, TLDatasetSubmitted
         from bus.events import TLDatasetPayload
-        from runners.client import find_bus_url
-        from runners.tl_client import wait_for_tl
+        from runners.clients.discovery import find_bus_url
+        from runners.clients.tl import wait_for_tl
 
         event = TLDatasetSubmitted(
             producer="cli",

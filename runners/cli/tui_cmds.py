@@ -29,7 +29,7 @@ def tui(
     """
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, log_level="error")
     from bus import Bus, Subjects
-    from runners.client import find_bus_url
+    from runners.clients.discovery import find_bus_url
     from tui.app import DrivemtApp
 
     try:

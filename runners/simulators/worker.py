@@ -21,7 +21,6 @@ from typing import Any
 
 import structlog
 
-from runners.errors import RunnerError
 from tools.crash.models import RunRecord, RunSpec, Scenario, SimSettings
 from tools.errors import BadInputError, DrivemtError
 
@@ -30,7 +29,7 @@ __all__ = ["SimWorker", "SimWorkerError", "SimulatorRefusedError", "make_simulat
 log = structlog.get_logger(__name__)
 
 
-class SimWorkerError(RunnerError):
+class SimWorkerError(DrivemtError):
     """The child process failed, died or ran past its time limit."""
 
     def __init__(self, reason: str, *, error_type: str = "SimWorkerError") -> None:

@@ -48,7 +48,7 @@ def write_rules_report(
 
     Args:
         path: Output HTML file (folders are created).
-        rows: One dict per rule, as ``runners.inprocess.result_row`` makes them, plus ``kind``,
+        rows: One dict per rule, as ``runners.host.inprocess.result_row`` makes them, plus ``kind``,
             ``checks`` and ``candidates`` where known.
         correlation_id: The batch.
         seconds: Wall time of the batch.

@@ -22,11 +22,11 @@ from agents.runtime import AgentRunner
 from bus import Bus, EmbeddedNatsServer, Subjects, adoptable
 from bus.server import stop_pid
 from memory.mr_store import StoreSettings
+from runners.clients.discovery import DaemonState, daemon_alive, pid_alive, read_state, remove_state, write_state
 from runners.config import DrivemtConfig
-from runners.errors import DaemonRunningError
-from runners.pipeline import RulePipeline
-from runners.rpc import MRService, register_services
-from runners.state import DaemonState, daemon_alive, pid_alive, read_state, remove_state, write_state
+from runners.host.composition import Composition
+from runners.host.errors import DaemonRunningError
+from runners.host.services import MRService, register_services
 from tools.common.similarity import Embedder
 
 __all__ = ["Daemon"]
@@ -64,7 +64,7 @@ class Daemon:
         self.server: EmbeddedNatsServer | None = None
         self._adopted_pid: int | None = None
         self.bus: Bus | None = None
-        self.pipeline: RulePipeline | None = None
+        self.pipeline: Composition | None = None
         self.runners: list[AgentRunner] = []
         self._stop = asyncio.Event()
         self.nats_url: str | None = None
@@ -99,7 +99,7 @@ class Daemon:
             )
             self._state_written = True
         log.info("bus ready", url=self.nats_url, namespace=cfg.namespace)
-        self.pipeline = RulePipeline(
+        self.pipeline = Composition(
             cfg, embedder=self._embedder, model_clients=self._model_clients, store_settings=self._store_settings
         )
         self.pipeline.start_loading_models()

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from bus import (
     Bus,
@@ -15,39 +16,26 @@ from bus import (
     Event,
     MRAccepted,
     MRRejected,
-    NoDaemonError,
     RulesSubmitted,
     Subjects,
     decode_event,
-    port_open,
 )
 from bus.errors import EventValidationError
 from bus.events import ErrorReported, RulesSubmittedPayload
-from runners.config import DrivemtConfig
-from runners.state import daemon_alive, read_state
+from tools.common.models import Provenance
 from tools.rules.models import TrafficRule
 
-__all__ = ["RuleResult", "RulesCollector", "find_bus_url", "make_submissions", "unique_ids"]
+__all__ = [
+    "RuleResult",
+    "RulesCollector",
+    "RunSummary",
+    "make_submissions",
+    "result_row",
+    "submit_and_collect",
+    "unique_ids",
+]
 
-
-def find_bus_url(config: DrivemtConfig) -> str:
-    """The bus of the daemon this command should talk to.
-
-    ``--nats-url`` wins; otherwise the state file of a live daemon on the same data dir.
-
-    Raises:
-        NoDaemonError: If neither gives a reachable server.
-    """
-    if config.nats_url:
-        return config.nats_url
-    state = read_state(config.state_file)
-    if state is None or not daemon_alive(state):
-        raise NoDaemonError(str(config.data_dir))
-    host_port = state.nats_url.split("://", 1)[-1]
-    host, _, port = host_port.rpartition(":")
-    if not port_open(host or "127.0.0.1", int(port)):
-        raise NoDaemonError(str(config.data_dir))
-    return state.nats_url
+ProgressFn = Callable[[int, int], None]
 
 
 def unique_ids(rules: Sequence[TrafficRule]) -> list[TrafficRule]:
@@ -168,3 +156,100 @@ class RulesCollector:
             with contextlib.suppress(Exception):  # the connection may already be closed
                 await sub.unsubscribe()  # type: ignore[attr-defined]
         self._subs.clear()
+
+
+@dataclass
+class RunSummary:
+    """Results of one batch of rules."""
+
+    correlation_id: str
+    rules: list[TrafficRule]
+    results: dict[str, RuleResult]
+    seconds: float
+    provenance: Provenance | None
+
+    def counts(self) -> dict[str, int]:
+        """Rules per outcome (accepted, rejected, error, missing)."""
+        out = {"accepted": 0, "rejected": 0, "error": 0, "missing": 0}
+        for rule in self.rules:
+            res = self.results.get(rule.id)
+            out[res.kind if res else "missing"] += 1
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One output row per rule, in input order."""
+        return [result_row(rule, self.results.get(rule.id)) for rule in self.rules]
+
+
+def result_row(rule: TrafficRule, result: RuleResult | None) -> dict[str, Any]:
+    """The JSONL object of one rule: MR fields, Gherkin, score, or null fields and an error."""
+    row: dict[str, Any] = {
+        "id": rule.id,
+        "text": rule.text,
+        "region": rule.region,
+        "road_type": None,
+        "verb": None,
+        "manipulation": None,
+        "expected_behavior": None,
+        "gherkin": None,
+        "score": None,
+    }
+    if result is None:
+        row["error"] = "no result before the timeout"
+        return row
+    event = result.event
+    if isinstance(event, MRAccepted):
+        mr = event.payload.mr
+        winner = event.payload.winner
+        row.update(winner.candidate.mr.model_dump())
+        row.update(
+            gherkin=winner.candidate.gherkin,
+            score=round(winner.score, 4),
+            mr_id=mr.mr_id,
+            stored_gherkin=mr.gherkin,
+            duplicate=mr.duplicate,
+            parser=winner.candidate.parser,
+            validator=mr.validator,
+            provenance=event.payload.provenance.model_dump(mode="json"),
+        )
+    elif isinstance(event, MRRejected):
+        row["error"] = "rejected: " + "; ".join(event.payload.reasons)
+        row["candidates"] = [
+            {"gherkin": c.candidate.gherkin, "score": c.score, "parser": c.candidate.parser}
+            for c in event.payload.candidates
+        ]
+        row["provenance"] = event.payload.provenance.model_dump(mode="json")
+    elif isinstance(event, ErrorReported):
+        row["error"] = f"{event.payload.error_type}: {event.payload.reason}"
+    return row
+
+
+async def submit_and_collect(
+    bus: Bus,
+    rules: Sequence[TrafficRule],
+    *,
+    timeout: float,
+    on_progress: ProgressFn | None = None,
+    source: str | None = None,
+) -> RunSummary:
+    """Submit rules to whatever daemon consumes this bus and wait for every result."""
+    rules = unique_ids(rules)
+    correlation, events = make_submissions(rules, source=source)
+    collector = RulesCollector(bus, correlation, {r.id for r in rules})
+    await collector.start()
+    started = time.perf_counter()
+    try:
+        await bus.publish_many(events)
+        await collector.wait(timeout=timeout, on_progress=on_progress)
+    finally:
+        await collector.stop()
+    seconds = time.perf_counter() - started
+    provenance = next(
+        (
+            r.event.payload.provenance
+            for r in collector.results.values()
+            if isinstance(r.event, MRAccepted | MRRejected)
+        ),
+        None,
+    )
+    return RunSummary(correlation, list(rules), dict(collector.results), seconds, provenance)

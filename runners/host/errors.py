@@ -1,17 +1,17 @@
-"""Errors of the runners package (daemon, CLI, in-process runs)."""
+"""Errors of the host: the daemon and in-process runs."""
 
 from __future__ import annotations
 
 from tools.errors import DrivemtError
 
-__all__ = ["DaemonRunningError", "RunnerError"]
+__all__ = ["DaemonRunningError", "HostError"]
 
 
-class RunnerError(DrivemtError):
-    """A daemon or command failure."""
+class HostError(DrivemtError):
+    """A daemon or in-process run that cannot go on."""
 
 
-class DaemonRunningError(RunnerError):
+class DaemonRunningError(HostError):
     """A second daemon started on a data dir whose daemon is alive."""
 
     def __init__(self, data_dir: str, pid: int, url: str) -> None:

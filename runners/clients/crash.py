@@ -26,14 +26,11 @@ from bus import (
 )
 from bus.errors import EventValidationError
 from bus.events import CrashSubmittedPayload
-from runners.config import DrivemtConfig
-from runners.inprocess import private_daemon
-from tools.common.similarity import Embedder
 from tools.crash.extract import CrashReport
 from tools.crash.models import SimOptions
 from tools.crash.runs import plan_runs
 
-__all__ = ["CrashBatch", "CrashCollector", "make_crash_submissions", "run_crashes_in_process", "submit_crashes"]
+__all__ = ["CrashBatch", "CrashCollector", "make_crash_submissions", "submit_crashes"]
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -186,29 +183,3 @@ async def submit_crashes(
         await collector.stop()
     batch.seconds = time.perf_counter() - started
     return batch
-
-
-async def run_crashes_in_process(
-    config: DrivemtConfig,
-    reports: Sequence[CrashReport],
-    *,
-    simulate: SimOptions | None,
-    workers: int = 1,
-    timeout: float = 3600.0,
-    on_progress: ProgressFn | None = None,
-    embedder: Embedder | None = None,
-    source: str | None = None,
-) -> CrashBatch:
-    """Run the crash agents on a private embedded bus with ``workers`` simulator processes.
-
-    Run artefacts go to the configuration's runs folder (they outlive the private bus).
-    """
-    agents = config.agents.model_copy(deep=True)
-    agents.sim_runner.copies = max(1, workers)
-    async with private_daemon(
-        config, embedder=embedder, prefix="drivemt-crash-", agents=agents, artifacts_dir=config.runs_dir
-    ) as daemon:
-        assert daemon.bus is not None
-        return await submit_crashes(
-            daemon.bus, reports, simulate=simulate, timeout=timeout, on_progress=on_progress, source=source
-        )

@@ -11,10 +11,22 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
-__all__ = ["DaemonState", "daemon_alive", "pid_alive", "read_state", "remove_state", "write_state"]
+from bus import NoDaemonError, port_open
+
+__all__ = [
+    "DaemonLocator",
+    "DaemonState",
+    "daemon_alive",
+    "find_bus_url",
+    "pid_alive",
+    "read_state",
+    "remove_state",
+    "write_state",
+]
 
 
 class DaemonState(BaseModel):
@@ -80,3 +92,42 @@ def remove_state(path: Path, *, pid: int) -> None:
     state = read_state(path)
     if state is not None and state.pid == pid:
         path.unlink(missing_ok=True)
+
+
+class DaemonLocator(Protocol):
+    """Where to look for a daemon: what :func:`find_bus_url` reads of a configuration."""
+
+    @property
+    def nats_url(self) -> str | None:
+        """An explicit bus, which wins."""
+        ...
+
+    @property
+    def data_dir(self) -> Path:
+        """The data dir whose daemon to find."""
+        ...
+
+    @property
+    def state_file(self) -> Path:
+        """The daemon's state file in that data dir."""
+        ...
+
+
+def find_bus_url(config: DaemonLocator) -> str:
+    """The bus of the daemon this command should talk to.
+
+    ``--nats-url`` wins; otherwise the state file of a live daemon on the same data dir.
+
+    Raises:
+        NoDaemonError: If neither gives a reachable server.
+    """
+    if config.nats_url:
+        return config.nats_url
+    state = read_state(config.state_file)
+    if state is None or not daemon_alive(state):
+        raise NoDaemonError(str(config.data_dir))
+    host_port = state.nats_url.split("://", 1)[-1]
+    host, _, port = host_port.rpartition(":")
+    if not port_open(host or "127.0.0.1", int(port)):
+        raise NoDaemonError(str(config.data_dir))
+    return state.nats_url

@@ -1,4 +1,4 @@
-"""Builds the pipelines (ontology, parsers, validator, crash extractor, store, agents) from the configuration.
+"""The composition root: builds every part (ontology, parsers, validators, extractors, stores, agents) from the configuration.
 
 The daemon and the in-process CLI run use the same assembly, so what ``drivemt rules extract`` does
 is exactly what a daemon does.
@@ -36,13 +36,13 @@ from tools.rules.ontology import Ontology, load_ontology
 from tools.rules.tools import RuleToolContext
 from tools.rules.validation import MRValidator, OfflineValidator
 
-__all__ = ["RulePipeline"]
+__all__ = ["Composition"]
 
 log = structlog.get_logger(__name__)
 
 
-class RulePipeline:
-    """Everything the rule agents need.
+class Composition:
+    """Every agent of the daemon, and the parts they share, built from the configuration.
 
     Args:
         config: The configuration.

@@ -1,0 +1,111 @@
+"""In-process runs: a private daemon of the command's own (embedded bus and store in a temporary folder), so
+``rules extract``, ``eval rules``, ``crash run`` and ``demo`` push their inputs through the same agents, as
+events, that a long-running daemon would."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memory.mr_store import StoreSettings
+from runners.clients.crash import CrashBatch, submit_crashes
+from runners.clients.crash import ProgressFn as CrashProgressFn
+from runners.clients.rules import RunSummary, submit_and_collect
+from runners.config import DrivemtConfig
+from runners.host.daemon import Daemon
+from tools.common.similarity import Embedder
+from tools.crash.extract import CrashReport
+from tools.crash.models import SimOptions
+from tools.rules.models import TrafficRule
+
+__all__ = ["private_daemon", "run_crashes_in_process", "run_rules_in_process"]
+
+ProgressFn = Callable[[int, int], None]
+
+
+async def run_rules_in_process(
+    config: DrivemtConfig,
+    rules: Sequence[TrafficRule],
+    *,
+    timeout: float = 600.0,
+    on_progress: ProgressFn | None = None,
+    store_dir: Path | None = None,
+    embedder: Embedder | None = None,
+    model_clients: Mapping[str, Any] | None = None,
+    source: str | None = None,
+) -> RunSummary:
+    """Run the rule agents on a private embedded bus and return every rule's result.
+
+    Args:
+        config: Configuration (its LLM and validation settings apply; bus and store are private).
+        rules: The rules.
+        timeout: Seconds to wait for all results.
+        on_progress: Called with (done, total).
+        store_dir: Keep the MR store here (a temporary folder otherwise).
+        embedder: Share a loaded embedder.
+        model_clients: Model clients by label (tests).
+        source: Where the rules came from.
+    """
+    async with private_daemon(
+        config, embedder=embedder, model_clients=model_clients, store_dir=store_dir, prefix="drivemt-run-"
+    ) as daemon:
+        assert daemon.bus is not None
+        return await submit_and_collect(daemon.bus, rules, timeout=timeout, on_progress=on_progress, source=source)
+
+
+@contextlib.asynccontextmanager
+async def private_daemon(
+    config: DrivemtConfig,
+    *,
+    embedder: Embedder | None = None,
+    model_clients: Mapping[str, Any] | None = None,
+    store_dir: Path | None = None,
+    prefix: str = "drivemt-",
+    **updates: Any,
+) -> AsyncIterator[Daemon]:
+    """A daemon of this command's own: embedded bus and store in a temporary folder, no state file.
+
+    Args:
+        config: Configuration (its agents, LLM and validation settings apply; bus and store are private).
+        embedder: Share a loaded embedder.
+        model_clients: Model clients by label (tests).
+        store_dir: Keep the MR store here (the temporary folder otherwise).
+        prefix: Name prefix of the temporary folder.
+        **updates: Further configuration fields to replace (e.g. ``agents``, ``artifacts_dir``).
+    """
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        private = config.model_copy(update={"data_dir": Path(tmp), "nats_url": None, "qdrant_url": None, **updates})
+        store = StoreSettings(path=store_dir or Path(tmp) / "qdrant")
+        async with Daemon(
+            private, embedder=embedder, model_clients=model_clients, store_settings=store, write_state_file=False
+        ) as daemon:
+            yield daemon
+
+
+async def run_crashes_in_process(
+    config: DrivemtConfig,
+    reports: Sequence[CrashReport],
+    *,
+    simulate: SimOptions | None,
+    workers: int = 1,
+    timeout: float = 3600.0,
+    on_progress: CrashProgressFn | None = None,
+    embedder: Embedder | None = None,
+    source: str | None = None,
+) -> CrashBatch:
+    """Run the crash agents on a private embedded bus with ``workers`` simulator processes.
+
+    Run artefacts go to the configuration's runs folder (they outlive the private bus).
+    """
+    agents = config.agents.model_copy(deep=True)
+    agents.sim_runner.copies = max(1, workers)
+    async with private_daemon(
+        config, embedder=embedder, prefix="drivemt-crash-", agents=agents, artifacts_dir=config.runs_dir
+    ) as daemon:
+        assert daemon.bus is not None
+        return await submit_crashes(
+            daemon.bus, reports, simulate=simulate, timeout=timeout, on_progress=on_progress, source=source
+        )
