@@ -31,7 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools.crash.extract import OfflineCrashExtractor, find_cases, read_case  # noqa: E402
+from tools.crash.extract import OfflineCrashExtractor  # noqa: E402
+from tools.crash.files import find_cases, read_case  # noqa: E402
 from tools.crash.models import Scenario, SimSettings  # noqa: E402
 from tools.crash.runs import plan_runs  # noqa: E402
 

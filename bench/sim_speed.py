@@ -24,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools.crash.extract import OfflineCrashExtractor, find_cases, read_case  # noqa: E402
+from tools.crash.extract import OfflineCrashExtractor  # noqa: E402
+from tools.crash.files import find_cases, read_case  # noqa: E402
 from tools.crash.models import RunSpec, SimSettings  # noqa: E402
 
 DEFAULT_DIR = ROOT.parent / "shared" / "data" / "crashes" / "dev"

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from tests.helpers import FIXTURES
-from tools.crash.extract import CrashReport, NotACrashReportError, OfflineCrashExtractor, find_cases, read_case
+from tools.crash.extract import OfflineCrashExtractor
+from tools.crash.files import CrashReport, NotACrashReportError, find_cases, read_case
 from tools.crash.models import Actor, RoadNetwork, Scenario, ScenarioError
 from tools.crash.scoring import CrashScoreReport, score_case
 

@@ -25,7 +25,8 @@ from runners.config import DrivemtConfig
 from runners.host.daemon import Daemon
 from runners.simulators.worker import SimulatorRefusedError, SimWorker, SimWorkerError
 from tests.helpers import FIXTURES, Recorder
-from tools.crash.extract import OfflineCrashExtractor, read_case
+from tools.crash.extract import OfflineCrashExtractor
+from tools.crash.files import read_case
 from tools.crash.models import RunSpec, RunSummary, SimOptions, SimSettings
 from tools.crash.report import load_batch
 from tools.crash.verdict import case_verdict

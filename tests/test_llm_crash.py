@@ -23,7 +23,7 @@ from runners.host.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
 from tools.common.llm import LLMSettings, ModelConfig, crash_extractor_model
 from tools.common.models import Provenance
-from tools.crash.extract import CrashReport, NotACrashReportError
+from tools.crash.files import CrashReport, NotACrashReportError
 from tools.crash.llm_extractor import LLMCrashExtractor, MetaMessage, ScenarioDraft
 from tools.crash.templates import ScenarioTemplate, packaged_templates
 

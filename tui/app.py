@@ -195,8 +195,7 @@ class DrivemtApp(App[None]):
             DrivemtError: A path that holds no crash case or dataset.
         """
         from bus.events import TLDatasetPayload, TLDatasetSubmitted
-        from runners.clients.crash import make_crash_submissions
-        from tools.crash.extract import find_cases, read_case
+        from runners.clients.crash import crash_submissions_from_path
         from tools.crash.models import SimOptions
 
         words = shlex.split(text)
@@ -206,9 +205,8 @@ class DrivemtApp(App[None]):
             paths = [a for a in args if a != "--no-sim"]
             if len(paths) != 1:
                 raise ValueError("use /crash [--no-sim] CASE_DIR (a case folder or a folder of case folders)")
-            reports = [read_case(folder) for folder in find_cases(Path(paths[0]).expanduser())]
-            _, crashes = make_crash_submissions(
-                reports, simulate=SimOptions() if simulate else None, producer="tui", source=paths[0]
+            _, crashes = crash_submissions_from_path(
+                paths[0], simulate=SimOptions() if simulate else None, producer="tui", source=paths[0]
             )
             return list(crashes)
         if command == "/tl":

@@ -24,7 +24,7 @@ from bus import CrashSubmitted, ErrorDomain, ErrorReported, Event, ScenarioExtra
 from bus.events import ScenarioExtractedPayload
 from memory.templates import TemplateStore
 from tools.common.models import Provenance
-from tools.crash.extract import CrashReport
+from tools.crash.files import CrashReport
 from tools.crash.llm_extractor import LLMCrashExtractor
 from tools.crash.models import Scenario
 from tools.crash.templates import ScenarioTemplate, packaged_templates

@@ -56,7 +56,8 @@ def _extract_all(path: Path, config: Path | None = None) -> tuple[list[tuple[str
     from runners.config import api_key_for
     from tools.common.llm import build_model_client, crash_extractor_model
     from tools.common.models import Provenance
-    from tools.crash.extract import OFFLINE_CRASH_EXTRACTOR, find_cases, read_case
+    from tools.crash.extract import OFFLINE_CRASH_EXTRACTOR
+    from tools.crash.files import find_cases, read_case
     from tools.crash.llm_extractor import LLMCrashExtractor
     from tools.crash.templates import packaged_templates
 
@@ -191,7 +192,7 @@ def _sim_options(policies: list[str], variants: int, duration: float, simulator:
 
 
 def _reports(path: Path) -> list[Any]:
-    from tools.crash.extract import find_cases, read_case
+    from tools.crash.files import find_cases, read_case
 
     try:
         return [read_case(folder) for folder in find_cases(path)]

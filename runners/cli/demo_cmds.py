@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _sample_crashes() -> list[Any]:
-    from tools.crash.extract import CrashReport
+    from tools.crash.files import CrashReport
 
     text = resources.files("tools.data").joinpath("sample_crashes.jsonl").read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from bus import (
     Bus,
@@ -26,11 +27,17 @@ from bus import (
 )
 from bus.errors import EventValidationError
 from bus.events import CrashSubmittedPayload
-from tools.crash.extract import CrashReport
+from tools.crash.files import CrashReport, find_cases, read_case
 from tools.crash.models import SimOptions
 from tools.crash.runs import plan_runs
 
-__all__ = ["CrashBatch", "CrashCollector", "make_crash_submissions", "submit_crashes"]
+__all__ = [
+    "CrashBatch",
+    "CrashCollector",
+    "crash_submissions_from_path",
+    "make_crash_submissions",
+    "submit_crashes",
+]
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -50,6 +57,18 @@ def make_crash_submissions(
         )
         for r in reports
     ]
+
+
+def crash_submissions_from_path(
+    path: Path | str, *, simulate: SimOptions | None, producer: str = "cli", source: str | None = None
+) -> tuple[str, list[CrashSubmitted]]:
+    """Submissions for a case folder or a folder of case folders (each with ``summary.txt``).
+
+    Raises:
+        NotACrashReportError: If the path holds no readable case.
+    """
+    reports = [read_case(folder) for folder in find_cases(Path(path).expanduser())]
+    return make_crash_submissions(reports, simulate=simulate, producer=producer, source=source or str(path))
 
 
 @dataclass

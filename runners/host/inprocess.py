@@ -17,7 +17,7 @@ from runners.clients.rules import RunSummary, submit_and_collect
 from runners.config import DrivemtConfig
 from runners.host.daemon import Daemon
 from tools.common.similarity import Embedder
-from tools.crash.extract import CrashReport
+from tools.crash.files import CrashReport
 from tools.crash.models import SimOptions
 from tools.rules.models import TrafficRule
 

@@ -28,7 +28,7 @@ from typing import Any, Literal, TypeVar
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tools.crash.extract import MAX_SUMMARY_BYTES, CrashReport, NotACrashReportError
+from tools.crash.files import MAX_SUMMARY_BYTES, CrashReport, NotACrashReportError
 from tools.crash.models import Action, BodyType, Compass, Direction, RoadType, Scenario, ScenarioError, Time, Weather
 from tools.crash.prompts import (
     CRASH_EXTRACTOR_SYSTEM,

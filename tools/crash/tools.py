@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tools.common.registry import tool
-from tools.crash.extract import CrashReport, OfflineCrashExtractor
+from tools.crash.extract import OfflineCrashExtractor
+from tools.crash.files import CrashReport
 from tools.crash.models import ROAD_TYPES
 from tools.crash.templates import ScenarioTemplate
 
