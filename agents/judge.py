@@ -1,24 +1,27 @@
-"""Judge: decides what the runs of a crash case (and, later, detector tests) found.
+"""Judge: one agent that decides what the pipelines found, with one handler per consumed event type.
 
-For every completed run whose ego was in a collision it publishes a violation with the run's pictures
-and record. It tallies each case's runs in a key-value group on the bus (so copies of the Judge on
-several machines agree), and when the last run is in it publishes the case's verdict: was the reported
-crash reproduced (by which ego and policy), how many violations, which runs found the first three,
-and it writes the verdict and the batch's HTML report next to the runs.
+* ``sim.completed`` (crash runs): a run whose ego collided is a violation, published with its pictures and
+  record; each case's runs are tallied in a key-value group on the bus (so copies of the Judge on several
+  machines agree), and the last run in yields the case's verdict (:func:`tools.crash.verdict.case_verdict`).
+* ``crashes.verdict`` (the Judge's own, and the CrashExtractor's for reports it could not read): each case
+  is tallied into its batch, running totals go out as progress, and when the batch's last case is in the
+  batch report is drawn, once.
+* ``tl.augmented`` (traffic lights): every named detector is run on originals and augmented images and
+  TIGAUG's relations are checked (:mod:`tools.tl.judging`).
+
+The judging rules live in each domain's ``tools`` package; this agent only routes, tallies and publishes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 import structlog
 
 from agents.progress import ThreadProgress
-from agents.runtime import Agent
+from agents.runtime import Agent, handles
 from bus import (
     Bus,
     CrashVerdict,
@@ -31,7 +34,8 @@ from bus import (
     ViolationFound,
     derived_id,
 )
-from bus.events import TLVerdictPayload, ViolationPayload
+from bus.events import ProgressPayload, TLVerdictPayload, ViolationPayload
+from tools.common.artifacts import ArtifactStore, RunLayout
 from tools.crash.models import CaseVerdict, RunSummary
 from tools.crash.report import write_batch_report
 from tools.crash.verdict import case_verdict
@@ -42,113 +46,32 @@ log = structlog.get_logger(__name__)
 
 
 class JudgeAgent(Agent):
-    """Judges runs.
+    """Judges runs, cases and detectors.
 
     Args:
-        bus: The bus (for the tallies of each case's runs).
-        write_reports: Write ``verdict.json`` and the batch report next to the runs.
+        bus: The bus (for the tallies of each case's runs and each batch's cases).
+        store: Where verdicts, reports and evidence go.
+        write_reports: Write ``verdict.json`` and the batch reports into the store.
+        max_violation_events: Most violation events per traffic-light dataset.
     """
 
     name: ClassVar[str] = "judge"
-    consumes = (SimCompleted, TLAugmented)
     produces = (ViolationFound, CrashVerdict, TLVerdict, ProgressReported)
-    tools = ("crash_verdict", "write_crash_report", "load_detector", "judge_detectors", "write_tl_report")
     error_domain = ErrorDomain.JUDGE
 
-    def __init__(self, *, bus: Bus, write_reports: bool = True, max_violation_events: int = 1000) -> None:
+    def __init__(
+        self, *, bus: Bus, store: ArtifactStore, write_reports: bool = True, max_violation_events: int = 1000
+    ) -> None:
         self.bus = bus
+        self.store = store
         self.write_reports = write_reports
         self.max_violation_events = max_violation_events
         self._detectors: dict[str, Any] = {}
 
-    async def handle(self, event: Event) -> Sequence[Event]:
-        """Judge one completed run (and, when it is the case's last, the case), or an augmented dataset."""
-        if isinstance(event, TLAugmented):
-            return await self._tl_augmented(event)
-        assert isinstance(event, SimCompleted)
-        return await self._sim_completed(event)
-
-    # -- traffic lights ---------------------------------------------------------------------------
-    def _detector(self, spec: str) -> Any:
-        from runners.detectors import load_detector
-
-        if spec not in self._detectors:
-            self._detectors[spec] = load_detector(spec)
-        return self._detectors[spec]
-
-    async def _tl_augmented(self, event: TLAugmented) -> list[Event]:
-        from tools.tl.augment import load_augmentation
-        from tools.tl.judging import judge_detectors
-        from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD
-        from tools.tl.report import write_tl_report
-
-        p = event.payload
-        req = p.request
-        if not req.detectors:
-            return []
-        detectors = [await asyncio.to_thread(self._detector, spec) for spec in req.detectors]
-        manifest = await asyncio.to_thread(load_augmentation, Path(p.manifest))
-        threshold = req.threshold if req.threshold is not None else DEFAULT_VIOLATION_THRESHOLD
-        out_dir = Path(p.out_dir).parent
-        progress = ThreadProgress(
-            bus=self.bus, source=event, producer=self.name, stage="tl-judge", unit="images", interval_s=0.0
-        )
-        result = await asyncio.to_thread(
-            judge_detectors, manifest, detectors, out_dir=out_dir, threshold=threshold, progress=progress
-        )
-        await progress.flush()
-        report = out_dir / "report.html"
-        if self.write_reports:
-            (out_dir / "results.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
-            augmentation = {
-                "images_per_second": p.images_per_second,
-                "pairs": p.pairs,
-                "seconds": p.seconds,
-                "skipped": p.skipped,
-            }
-            await asyncio.to_thread(write_tl_report, result, report, augmentation=augmentation)
-        out: list[Event] = []
-        for i, v in enumerate(result.violations()[: self.max_violation_events]):
-            out.append(
-                ViolationFound(
-                    **event.caused(event_id=derived_id(event.event_id, "tl-violation", v.detector, v.augmented_id)),
-                    producer=self.name,
-                    payload=ViolationPayload(
-                        kind="tl",
-                        item_id=v.original_id,
-                        description=(
-                            f"{v.detector} reads the lights differently after {v.code}: consistency "
-                            f"{v.consistency:.2f} < {threshold} ({len(v.expected)} expected, "
-                            f"{len(v.detections_augmented)} detected)"
-                        ),
-                        evidence=[x for x in (v.evidence, v.original_path, v.augmented_path) if x],
-                        metrics={"consistency": v.consistency, "rank": float(i)},
-                        details={"detector": v.detector, "transform": v.code, "augmented_id": v.augmented_id},
-                    ),
-                )
-            )
-        out.append(
-            TLVerdict(
-                **event.caused(event_id=derived_id(event.event_id, "tl-verdict")),
-                producer=self.name,
-                payload=TLVerdictPayload(
-                    dataset=req.dataset,
-                    detectors=[s.detector for s in result.summaries],
-                    threshold=threshold,
-                    images=result.images,
-                    pairs=len(manifest.pairs),
-                    violations={s.detector: s.violations for s in result.summaries},
-                    map_original={s.detector: s.map_original for s in result.summaries},
-                    map_augmented={s.detector: s.map_augmented for s in result.summaries},
-                    report=str(report) if self.write_reports else None,
-                    seconds=result.seconds,
-                ),
-            )
-        )
-        return out
-
-    # -- crashes -------------------------------------------------------------------------------------
-    async def _sim_completed(self, event: SimCompleted) -> list[Event]:
+    # -- crashes: one run ------------------------------------------------------------------------
+    @handles(SimCompleted)
+    async def on_sim_completed(self, event: SimCompleted) -> list[Event]:
+        """Judge one completed run; when it is the case's last, judge the case."""
         p = event.payload
         r = p.record
         out: list[Event] = []
@@ -176,7 +99,12 @@ class JudgeAgent(Agent):
         group = f"crash.{event.correlation_id}.{p.case_id}"
         parts = await self.bus.tally(group, r.spec.run_id, RunSummary.of(r, p.index).model_dump(mode="json"))
         if len(parts) >= p.total:
-            verdict = case_verdict(p.case_id, [RunSummary.model_validate(v) for v in parts.values()])
+            verdict = case_verdict(
+                p.case_id,
+                [RunSummary.model_validate(v) for v in parts.values()],
+                case_ref=p.case_ref,
+                batch_size=p.batch_size,
+            )
             out.append(
                 CrashVerdict(
                     correlation_id=event.correlation_id,
@@ -187,14 +115,143 @@ class JudgeAgent(Agent):
                 )
             )
             if self.write_reports:
-                await asyncio.to_thread(self._write, Path(p.case_dir), verdict)
+                await asyncio.to_thread(self._write_verdict, verdict)
         return out
 
-    @staticmethod
-    def _write(case_dir: Path, verdict: CaseVerdict) -> None:
-        case_dir.mkdir(parents=True, exist_ok=True)
-        (case_dir / "verdict.json").write_text(json.dumps(verdict.model_dump(mode="json"), indent=2), encoding="utf-8")
-        try:
-            write_batch_report(case_dir.parent.parent)
-        except Exception as exc:  # a report that cannot be drawn must not lose the verdict
-            log.warning("crash report failed", batch=str(case_dir.parent.parent), error=str(exc))
+    def _write_verdict(self, verdict: CaseVerdict) -> None:
+        if verdict.case_ref:
+            self.store.put(RunLayout.verdict_file(verdict.case_ref), verdict.model_dump_json(indent=2))
+
+    # -- crashes: one batch ----------------------------------------------------------------------
+    @handles(CrashVerdict)
+    async def on_crash_verdict(self, event: CrashVerdict) -> list[Event]:
+        """Tally a judged case into its batch; draw the batch report once its last case is in."""
+        v = event.payload
+        batch = event.correlation_id
+        if v.error and self.write_reports:  # a case that never reached a simulator still shows in the report
+            case_ref = v.case_ref or RunLayout.crash_case(batch, v.case_id)
+            await asyncio.to_thread(self.store.put, RunLayout.verdict_file(case_ref), v.model_dump_json(indent=2))
+        summary = {"reproduced": v.reproduced, "violations": v.violations, "runs": v.runs, "error": v.error}
+        cases = await self.bus.tally(f"crashbatch.{batch}", v.case_id, summary)
+        total = v.batch_size
+        reproduced = sum(1 for c in cases.values() if c["reproduced"])
+        violations = sum(int(c["violations"]) for c in cases.values())
+        out: list[Event] = [
+            ProgressReported(
+                **event.caused(event_id=derived_id(event.event_id, "batch-progress")),
+                producer=self.name,
+                payload=ProgressPayload(
+                    stage="crash-batch",
+                    done=len(cases),
+                    total=total,
+                    unit="cases",
+                    message=f"{reproduced} reproduced, {violations} violation(s) so far",
+                ),
+            )
+        ]
+        if self.write_reports and (total is None or len(cases) >= total):
+            # Unknown batch size (a raw injection): redraw per verdict; otherwise exactly once, at the end.
+            try:
+                await asyncio.to_thread(write_batch_report, self.store, batch)
+            except Exception as exc:  # a report that cannot be drawn must not lose the verdicts
+                log.warning("crash report failed", batch=batch, error=str(exc))
+        return out
+
+    # -- traffic lights --------------------------------------------------------------------------
+    def _detector(self, spec: str) -> Any:
+        from runners.detectors import load_detector
+
+        if spec not in self._detectors:
+            self._detectors[spec] = load_detector(spec)
+        return self._detectors[spec]
+
+    @handles(TLAugmented)
+    async def on_tl_augmented(self, event: TLAugmented) -> list[Event]:
+        """Run the submission's detectors on an augmented dataset and check TIGAUG's relations."""
+        from tools.tl.augment import load_augmentation
+        from tools.tl.judging import judge_detectors
+        from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD
+        from tools.tl.report import write_tl_report
+
+        p = event.payload
+        req = p.request
+        if not req.detectors:
+            return []
+        detectors = [await asyncio.to_thread(self._detector, spec) for spec in req.detectors]
+        manifest = await asyncio.to_thread(load_augmentation, self.store.local_path(p.manifest_ref))
+        threshold = req.threshold if req.threshold is not None else DEFAULT_VIOLATION_THRESHOLD
+        tl_ref = str(PurePosixPath(p.manifest_ref).parent.parent)
+        out_dir = self.store.local_path(tl_ref)
+        progress = ThreadProgress(
+            bus=self.bus, source=event, producer=self.name, stage="tl-judge", unit="images", interval_s=0.0
+        )
+        result = await asyncio.to_thread(
+            judge_detectors, manifest, detectors, out_dir=out_dir, threshold=threshold, progress=progress
+        )
+        await progress.flush()
+        report_ref = f"{tl_ref}/report.html"
+        if self.write_reports:
+            self.store.put(f"{tl_ref}/results.json", result.model_dump_json(indent=1))
+            augmentation = {
+                "images_per_second": p.images_per_second,
+                "pairs": p.pairs,
+                "seconds": p.seconds,
+                "skipped": p.skipped,
+            }
+            await asyncio.to_thread(
+                write_tl_report, result, self.store.local_path(report_ref), augmentation=augmentation
+            )
+
+        def ref(path: str | None) -> str | None:
+            """The ref of a file the judging wrote under the test's folder (None for files outside it)."""
+            if not path:
+                return None
+            try:
+                return f"{tl_ref}/{Path(path).resolve().relative_to(out_dir.resolve()).as_posix()}"
+            except ValueError:
+                return None
+
+        out: list[Event] = []
+        for i, v in enumerate(result.violations()[: self.max_violation_events]):
+            out.append(
+                ViolationFound(
+                    **event.caused(event_id=derived_id(event.event_id, "tl-violation", v.detector, v.augmented_id)),
+                    producer=self.name,
+                    payload=ViolationPayload(
+                        kind="tl",
+                        item_id=v.original_id,
+                        description=(
+                            f"{v.detector} reads the lights differently after {v.code}: consistency "
+                            f"{v.consistency:.2f} < {threshold} ({len(v.expected)} expected, "
+                            f"{len(v.detections_augmented)} detected)"
+                        ),
+                        evidence=[x for x in (ref(v.evidence), ref(v.augmented_path)) if x],
+                        metrics={"consistency": v.consistency, "rank": float(i)},
+                        details={
+                            "detector": v.detector,
+                            "transform": v.code,
+                            "augmented_id": v.augmented_id,
+                            "original": v.original_path,
+                        },
+                    ),
+                )
+            )
+        out.append(
+            TLVerdict(
+                **event.caused(event_id=derived_id(event.event_id, "tl-verdict")),
+                producer=self.name,
+                payload=TLVerdictPayload(
+                    dataset=req.dataset,
+                    detectors=[s.detector for s in result.summaries],
+                    threshold=threshold,
+                    images=result.images,
+                    pairs=len(manifest.pairs),
+                    violations={s.detector: s.violations for s in result.summaries},
+                    map_original={s.detector: s.map_original for s in result.summaries},
+                    map_augmented={s.detector: s.map_augmented for s in result.summaries},
+                    report=report_ref if self.write_reports else None,
+                    seconds=result.seconds,
+                ),
+            )
+        )
+        return out

@@ -24,11 +24,11 @@ import os
 import socket
 import time
 import uuid
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from abc import ABC
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import structlog
 from nats.aio.msg import Msg
@@ -48,7 +48,7 @@ from bus import (
 from bus.events import DeadLetterPayload, ErrorPayload, HeartbeatPayload, derived_id
 from tools.errors import BadInputError
 
-__all__ = ["Agent", "AgentRunner", "Outcome", "error_event"]
+__all__ = ["Agent", "AgentRunner", "Outcome", "error_event", "handles"]
 
 log = structlog.get_logger(__name__)
 
@@ -98,12 +98,47 @@ def error_event(
     )
 
 
+H = TypeVar("H", bound=Callable[..., Awaitable[Sequence[Event]]])
+
+
+def handles(event_type: type[Event]) -> Callable[[H], H]:
+    """Mark an agent method as the handler of one consumed event type (after autogen-core's ``@message_handler``).
+
+    An agent whose methods are marked routes each event to its type's handler, and its ``consumes`` is
+    derived from the marks, so a new handler cannot be forgotten in a second list.
+    """
+
+    def mark(fn: H) -> H:
+        fn.__drivemt_handles__ = event_type  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
 class Agent(ABC):
     """Base of every agent: declarations plus a handler.
 
-    Subclasses set the class attributes and implement :meth:`handle` (one event at a time) or
-    override :meth:`handle_batch` (to batch model calls or store writes).
+    Subclasses set the class attributes and either mark one method per consumed event type with
+    :func:`handles` (the default :meth:`handle` routes to them), implement :meth:`handle` (one event at a
+    time), or override :meth:`handle_batch` (to batch model calls or store writes).
     """
+
+    _routes: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        routes: dict[str, str] = {}
+        models: dict[str, type[Event]] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                model = getattr(value, "__drivemt_handles__", None)
+                if model is not None:
+                    type_ = model.model_fields["type"].default
+                    routes[type_] = attr
+                    models[type_] = model
+        cls._routes = routes
+        if routes and "consumes" not in vars(cls):
+            cls.consumes = tuple(models.values())
 
     name: ClassVar[str]
     """Agent type name; also its durable consumer's name."""
@@ -122,13 +157,17 @@ class Agent(ABC):
     async def teardown(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """Release what :meth:`setup` took."""
 
-    @abstractmethod
     async def handle(self, event: Event) -> Sequence[Event]:
-        """Handle one input and return the events it produces.
+        """Handle one input and return the events it produces (by default: route to its type's handler).
 
         Raises:
             BadInputError: For input that can never succeed (reported, not retried).
         """
+        route = self._routes.get(event.type)
+        if route is None:
+            raise BadInputError(f"{self.name} has no handler for {event.type!r} events")
+        handler: Callable[[Event], Awaitable[Sequence[Event]]] = getattr(self, route)
+        return await handler(event)
 
     async def handle_batch(self, events: Sequence[Event]) -> list[Outcome]:
         """Handle several inputs; the default handles each one on its own, concurrently."""

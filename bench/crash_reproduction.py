@@ -59,7 +59,7 @@ def _run_case(scenario_json: str, settings_json: str, out_dir: str | None) -> di
     error = None
     for spec in plan_runs(scenario, settings):
         try:
-            record = _SIM.run(scenario, spec, out_dir=Path(out_dir) if out_dir else None)
+            record = _SIM.run(scenario, spec, out_dir=Path(out_dir) / scenario.case_id if out_dir else None)
         except Exception as exc:  # a case the simulator refuses: report it, keep going
             error = f"{type(exc).__name__}: {exc}"
             break

@@ -67,7 +67,7 @@ def main() -> None:
         for k in range(args.runs):
             scenario = scenarios[k % len(scenarios)]
             spec = RunSpec(case_id=scenario.case_id, ego_id=scenario.actors[0].id, policy=args.policy)
-            record = sim.run(scenario, spec, out_dir=None if args.no_render else out)
+            record = sim.run(scenario, spec, out_dir=None if args.no_render else out / scenario.case_id)
             if record.error:
                 print(f"{scenario.case_id}: {record.error.splitlines()[0]}")
                 continue

@@ -151,7 +151,7 @@ def test_files_written_for_each_road_type(road_type: str, tmp_path: Path) -> Non
     """Each road type yields an info JSON naming its prefab, a prefab with the roads and vehicles, and AI path files."""
     scenario = SCENARIOS[road_type]
     err = _run(scenario, tmp_path)
-    root = tmp_path / "T1" / "beamng"
+    root = tmp_path / "beamng"
     assert err.files_dir == root
     assert all(f.is_file() and root in f.parents for f in err.files)
     info_path = next(f for f in err.files if f.suffix == ".json" and f.parent.parent.name == "scenarios")

@@ -25,6 +25,7 @@ from runners.config import DrivemtConfig
 from runners.host.daemon import Daemon
 from runners.simulators.worker import SimulatorRefusedError, SimWorker, SimWorkerError
 from tests.helpers import FIXTURES, Recorder
+from tools.common.artifacts import LocalArtifactStore
 from tools.crash.extract import OfflineCrashExtractor
 from tools.crash.files import read_case
 from tools.crash.models import RunSpec, RunSummary, SimOptions, SimSettings
@@ -39,12 +40,16 @@ async def daemon(config: DrivemtConfig, embedder: MiniLMEmbedder) -> AsyncIterat
 
 
 def submission(case: str, options: SimOptions | None, sketch: Path | None = None) -> CrashSubmitted:
-    """One dev case, as ``drivemt submit crash`` sends it."""
+    """One dev case, as ``drivemt submit crash`` sends it (a batch of one)."""
     report = read_case(FIXTURES / "crashes" / case)
     return CrashSubmitted(
         producer="test",
         payload=CrashSubmittedPayload(
-            case_id=report.case_id, summary=report.summary, sketch=str(sketch) if sketch else None, simulate=options
+            case_id=report.case_id,
+            summary=report.summary,
+            sketch=str(sketch) if sketch else None,
+            simulate=options,
+            batch_size=1,
         ),
     )
 
@@ -116,24 +121,29 @@ async def test_a_crash_report_is_simulated_judged_and_reported(
     assert verdict.payload.reproduced and verdict.payload.runs == 2  # type: ignore[attr-defined]
     for v in rec.of(ViolationFound):
         assert v.payload.kind == "crash"  # type: ignore[attr-defined]
-        assert all(Path(p).is_file() for p in v.payload.evidence)  # type: ignore[attr-defined]
+        evidence = v.payload.evidence  # type: ignore[attr-defined]
+        assert evidence and all(not Path(p).is_absolute() and (config.runs_dir / p).is_file() for p in evidence)
     case_dir = config.runs_dir / ev.correlation_id / "crashes" / "119839"
+    await rec.wait_for(lambda _evs: (config.runs_dir / ev.correlation_id / "crashes.html").is_file(), timeout=30)
     assert json.loads((case_dir / "verdict.json").read_text())["reproduced"] is True
     assert json.loads((case_dir / "case.json").read_text())["scenario"]["road_network"]["road_type"] == "T-intersection"
     html = (config.runs_dir / ev.correlation_id / "crashes.html").read_text()
     assert "119839" in html and "crash reproduced" in html and "sketch.jpg" in html
-    (case,) = load_batch(config.runs_dir / ev.correlation_id)
-    assert case.reproduced and all(r.png and Path(r.png).is_file() for r in case.runs)
+    (case,) = load_batch(LocalArtifactStore(config.runs_dir), ev.correlation_id)
+    assert case.reproduced and all(r.png and (config.runs_dir / r.png).is_file() for r in case.runs)
 
 
 @pytest.mark.slow
-async def test_beamng_without_an_install_reports_errors_and_still_completes(daemon: Daemon) -> None:
-    """Without BeamNG.tech each run is an error event naming it and the written files, and the case still gets
-    a verdict listing the failed runs (nothing waits forever)."""
+async def test_beamng_without_an_install_reports_errors_and_still_completes(
+    daemon: Daemon, config: DrivemtConfig
+) -> None:
+    """Without BeamNG.tech each run is an error event naming it and the written files, the case still gets
+    a verdict listing the failed runs (nothing waits forever), and the failed runs appear in the batch report."""
     assert daemon.bus is not None
     s = daemon.bus.subjects
     rec = await Recorder().watch(daemon.bus, s.crashes_verdict, s.errors(ErrorDomain.SIM))
-    await daemon.bus.publish(submission("108909", SimOptions(simulator="beamng", variants=1, render=False)))
+    ev = submission("108909", SimOptions(simulator="beamng", variants=1, render=False))
+    await daemon.bus.publish(ev)
     await rec.wait_for(lambda evs: any(isinstance(e, CrashVerdict) for e in evs), timeout=120)
     errors = rec.of(ErrorReported)
     assert errors and all(e.payload.error_type == "BeamNGUnavailableError" for e in errors)  # type: ignore[attr-defined]
@@ -141,6 +151,11 @@ async def test_beamng_without_an_install_reports_errors_and_still_completes(daem
     assert all("files written" in (e.payload.excerpt or "") for e in errors)  # type: ignore[attr-defined]
     (verdict,) = rec.of(CrashVerdict)
     assert not verdict.payload.reproduced and len(verdict.payload.errors) == verdict.payload.runs  # type: ignore[attr-defined]
+    (case,) = load_batch(LocalArtifactStore(config.runs_dir), ev.correlation_id)
+    assert len(case.runs) == verdict.payload.runs and all(r.error and "BeamNG" in r.error for r in case.runs)  # type: ignore[attr-defined]
+    await rec.wait_for(lambda _evs: (config.runs_dir / ev.correlation_id / "crashes.html").is_file(), timeout=30)
+    html = (config.runs_dir / ev.correlation_id / "crashes.html").read_text()
+    assert all(r.spec.run_id in html for r in case.runs) and "BeamNGUnavailableError" in html
 
 
 @pytest.mark.slow
@@ -219,3 +234,55 @@ async def test_injected_dsls_that_cannot_run_get_clear_errors(daemon: Daemon) ->
     assert len(unbuildable) == 2 and "12" in unbuildable[0].payload.reason  # type: ignore[attr-defined]
     (verdict,) = rec.of(CrashVerdict)
     assert verdict.payload.runs == 2 and len(verdict.payload.errors) == 2  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+async def test_verdicts_and_report_agree_and_the_report_is_drawn_once_the_batch_is_in(
+    daemon: Daemon, config: DrivemtConfig
+) -> None:
+    """A batch of two cases, one whose report names no colliding pair: the verdict.json files and the HTML report
+    give the same totals (one definition of "reproduced"), running totals come as progress, and the report is
+    drawn when the last case is in."""
+    from bus import ProgressReported, ScenarioExtracted
+    from bus.events import ScenarioExtractedPayload
+    from tools.common.models import Provenance
+    from tools.crash.report import batch_totals
+
+    assert daemon.bus is not None
+    s = daemon.bus.subjects
+    rec = await Recorder().watch(daemon.bus, s.crashes_verdict, s.progress)
+    named = OfflineCrashExtractor().extract(read_case(FIXTURES / "crashes" / "119839"))
+    unnamed = named.model_copy(update={"case_id": "no-pair", "collisions": []})
+    options = SimOptions(variants=1, render=False, duration_s=12.0)
+    batch = "batch-agree"
+    for scenario in (named, unnamed):
+        await daemon.bus.publish(
+            ScenarioExtracted(
+                correlation_id=batch,
+                producer="test",
+                payload=ScenarioExtractedPayload(
+                    case_id=scenario.case_id,
+                    scenario=scenario,
+                    extractor="test",
+                    template=scenario.road_network.road_type,
+                    provenance=Provenance(config_hash="x", ontology_hash="x"),
+                    simulate=options,
+                    batch_size=2,
+                ),
+            )
+        )
+    report = config.runs_dir / batch / "crashes.html"
+    await rec.wait_for(lambda evs: len([e for e in evs if isinstance(e, CrashVerdict)]) == 2, timeout=240)
+    await rec.wait_for(lambda _evs: report.is_file(), timeout=30)
+    verdicts = [json.loads(p.read_text()) for p in sorted((config.runs_dir / batch / "crashes").glob("*/verdict.json"))]
+    assert len(verdicts) == 2
+    totals = batch_totals(load_batch(LocalArtifactStore(config.runs_dir), batch))
+    assert totals["reproduced"] == sum(v["reproduced"] for v in verdicts)
+    assert totals["violations"] == sum(v["violations"] for v in verdicts)
+    assert totals["runs"] == sum(v["runs"] for v in verdicts) == 4
+    by_case = {v["case_id"]: v for v in verdicts}
+    assert by_case["119839"]["reproduced"] is True  # the reported pair collides first
+    html = report.read_text()
+    assert f"<td>{totals['reproduced']} of 2</td>" in html and f"<b>{totals['violations']}</b>" in html
+    progress = [e for e in rec.of(ProgressReported) if e.payload.stage == "crash-batch"]  # type: ignore[attr-defined]
+    assert sorted(e.payload.done for e in progress) == [1, 2] and all(e.payload.total == 2 for e in progress)  # type: ignore[attr-defined]

@@ -291,7 +291,7 @@ def test_crossing_collision_and_pictures_are_written(sim: MetaDriveSimulator, tm
     spec = RunSpec(case_id=CROSSING.case_id, ego_id="V1", policy="idm")
     record = sim.run(CROSSING, spec, out_dir=tmp_path)
     assert record.reproduced, record.collisions
-    folder = tmp_path / CROSSING.case_id
+    folder = tmp_path
     assert record.record_path == str(folder / f"{spec.run_id}.json")
     stored = RunRecord.model_validate(json.loads(Path(record.record_path).read_text()))
     assert stored.collisions == record.collisions and stored.png and stored.gif

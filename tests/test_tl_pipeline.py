@@ -42,7 +42,7 @@ def submitted(path: Path, **fields: object) -> TLDatasetSubmitted:
 
 
 @pytest.mark.slow
-async def test_dataset_is_augmented_tested_and_reported(daemon: Daemon, dataset: Path) -> None:
+async def test_dataset_is_augmented_tested_and_reported(daemon: Daemon, dataset: Path, config: DrivemtConfig) -> None:
     """The augmenter streams progress and skips the broken image; the Judge runs a real (untrained) YOLO on every
     pair and publishes a verdict whose report exists."""
     assert daemon.bus is not None
@@ -55,7 +55,7 @@ async def test_dataset_is_augmented_tested_and_reported(daemon: Daemon, dataset:
     p = aug.payload  # type: ignore[attr-defined]
     assert p.images_in == 6 and p.pairs == 15 and p.per_transform == {"RN": 5, "CC": 5, "SC": 5}
     assert len(p.skipped) == 1 and "not a readable image" in p.skipped[0]["reason"]
-    assert Path(p.manifest).is_file()
+    assert not Path(p.manifest_ref).is_absolute() and (config.runs_dir / p.manifest_ref).is_file()
     assert any(e.payload.stage == "tl-augment" for e in rec.of(ProgressReported))  # type: ignore[attr-defined]
     (verdict,) = rec.of(TLVerdict)
     v = verdict.payload  # type: ignore[attr-defined]
@@ -69,7 +69,7 @@ async def test_dataset_is_augmented_tested_and_reported(daemon: Daemon, dataset:
             "SC",
         }
     )
-    assert v.report and Path(v.report).is_file() and verdict.correlation_id == ev.correlation_id
+    assert v.report and (config.runs_dir / v.report).is_file() and verdict.correlation_id == ev.correlation_id
 
 
 async def test_unreadable_and_malformed_datasets_get_error_events(daemon: Daemon, tmp_path: Path) -> None:

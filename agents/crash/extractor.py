@@ -19,17 +19,18 @@ from typing import ClassVar
 
 import structlog
 
-from agents.runtime import Agent
-from bus import CrashSubmitted, ErrorDomain, ErrorReported, Event, ScenarioExtracted, derived_id
+from agents.runtime import Agent, error_event
+from bus import CrashSubmitted, CrashVerdict, ErrorDomain, ErrorReported, Event, ScenarioExtracted, derived_id
 from bus.events import ScenarioExtractedPayload
 from memory.templates import TemplateStore
+from tools.common.artifacts import RunLayout
 from tools.common.models import Provenance
 from tools.crash.files import CrashReport
 from tools.crash.llm_extractor import LLMCrashExtractor
-from tools.crash.models import Scenario
+from tools.crash.models import CaseVerdict, Scenario
 from tools.crash.templates import ScenarioTemplate, packaged_templates
-from tools.crash.tools import CRASH_TOOLS, CrashToolContext
-from tools.errors import LLMResponseError
+from tools.crash.tools import CrashToolContext
+from tools.errors import BadInputError, LLMResponseError
 
 __all__ = ["CrashExtractorAgent"]
 
@@ -47,8 +48,7 @@ class CrashExtractorAgent(Agent):
 
     name: ClassVar[str] = "crash-extractor"
     consumes = (CrashSubmitted,)
-    produces = (ScenarioExtracted, ErrorReported)
-    tools = CRASH_TOOLS
+    produces = (ScenarioExtracted, CrashVerdict, ErrorReported)
     error_domain = ErrorDomain.CRASHES
 
     def __init__(
@@ -96,7 +96,31 @@ class CrashExtractorAgent(Agent):
         p = event.payload
         templates = await self._template_lookup()
         report = CrashReport(case_id=p.case_id, summary=p.summary, sketch=p.sketch)
-        scenario, extractor, models = await self.extract(report, templates)
+        try:
+            scenario, extractor, models = await self.extract(report, templates)
+        except BadInputError as exc:
+            if p.simulate is None:
+                raise
+            # The case ends here: its error, and a verdict saying so, so the batch still completes.
+            err = error_event(event, agent=self.name, domain=self.error_domain, exc=exc, item_id=p.case_id)
+            verdict = CaseVerdict(
+                case_id=p.case_id,
+                runs=0,
+                reproduced=False,
+                violations=0,
+                seconds_per_run=0.0,
+                error=f"{type(exc).__name__}: {exc}"[:2000],
+                case_ref=RunLayout.crash_case(event.correlation_id, p.case_id),
+                batch_size=p.batch_size,
+            )
+            return [
+                err,
+                CrashVerdict(
+                    **event.caused(event_id=derived_id(event.event_id, "verdict", p.case_id)),
+                    producer=self.name,
+                    payload=verdict,
+                ),
+            ]
         return [
             ScenarioExtracted(
                 **event.caused(event_id=derived_id(event.event_id, "scenario", p.case_id)),
@@ -110,6 +134,7 @@ class CrashExtractorAgent(Agent):
                     summary=p.summary,
                     sketch=p.sketch,
                     simulate=p.simulate,
+                    batch_size=p.batch_size,
                 ),
             )
         ]

@@ -3,7 +3,8 @@
 SAFE runs every scenario with each vehicle in turn as the ego, under each ego policy, in K seeded
 variants. Each run is its own event on a shared work queue, so simulator workers in this process,
 in other processes or on other machines take them one at a time and a dead worker loses one run,
-which is redelivered.
+which is redelivered. The planner keeps the report, scenario and options in the case's folder of the
+artefact store, where the batch report finds them.
 """
 
 from __future__ import annotations
@@ -11,26 +12,20 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import ClassVar
 
 from agents.runtime import Agent
 from bus import ErrorDomain, Event, ScenarioExtracted, SimRequested, derived_id
 from bus.events import SimRequestedPayload
+from tools.common.artifacts import ArtifactStore, RunLayout
 from tools.crash.runs import plan_runs
 
-__all__ = ["SimPlannerAgent", "crashes_dir"]
+__all__ = ["SimPlannerAgent"]
 
 
-def crashes_dir(runs_dir: Path, correlation_id: str) -> Path:
-    """Where the cases of one batch keep their runs: ``<runs>/<batch>/crashes/<case id>/``."""
-    return runs_dir / correlation_id / "crashes"
-
-
-def _write_case(case_dir: Path, event: ScenarioExtracted) -> None:
-    """Keep the report, scenario and options beside the runs, for the batch report."""
+def _case_json(event: ScenarioExtracted) -> str:
+    """The report, scenario and options of a case, for the batch report."""
     p = event.payload
-    case_dir.mkdir(parents=True, exist_ok=True)
     case = {
         "case_id": p.case_id,
         "summary": p.summary,
@@ -40,24 +35,23 @@ def _write_case(case_dir: Path, event: ScenarioExtracted) -> None:
         "simulate": p.simulate.model_dump(mode="json") if p.simulate else None,
         "provenance": p.provenance.model_dump(mode="json"),
     }
-    (case_dir / "case.json").write_text(json.dumps(case, indent=2), encoding="utf-8")
+    return json.dumps(case, indent=2)
 
 
 class SimPlannerAgent(Agent):
     """Fans an extracted scenario out into single runs.
 
     Args:
-        runs_dir: Root of run artefacts (``<data dir>/runs``).
+        store: Where run artefacts go.
     """
 
     name: ClassVar[str] = "sim-planner"
     consumes = (ScenarioExtracted,)
     produces = (SimRequested,)
-    tools = ("plan_runs",)
     error_domain = ErrorDomain.CRASHES
 
-    def __init__(self, *, runs_dir: Path) -> None:
-        self.runs_dir = runs_dir
+    def __init__(self, *, store: ArtifactStore) -> None:
+        self.store = store
 
     async def handle(self, event: Event) -> Sequence[Event]:
         """Plan the runs of one scenario (none when the submission asked for extraction only)."""
@@ -67,8 +61,8 @@ class SimPlannerAgent(Agent):
             return []
         settings = p.simulate.settings()
         specs = plan_runs(p.scenario, settings)
-        out_dir = crashes_dir(self.runs_dir, event.correlation_id)
-        await asyncio.to_thread(_write_case, out_dir / p.case_id, event)
+        case_ref = RunLayout.crash_case(event.correlation_id, p.case_id)
+        await asyncio.to_thread(self.store.put, RunLayout.case_file(case_ref), _case_json(event))
         return [
             SimRequested(
                 **event.caused(event_id=derived_id(event.event_id, "sim", spec.run_id)),
@@ -81,7 +75,8 @@ class SimPlannerAgent(Agent):
                     simulator=p.simulate.simulator,
                     index=i,
                     total=len(specs),
-                    out_dir=str(out_dir),
+                    case_ref=case_ref,
+                    batch_size=p.batch_size,
                 ),
             )
             for i, spec in enumerate(specs)

@@ -21,6 +21,7 @@ from agents.runtime import Agent, error_event
 from bus import ErrorDomain, ErrorReported, Event, SimCompleted, SimRequested, derived_id
 from bus.events import SimCompletedPayload
 from runners.simulators.worker import SimulatorRefusedError, SimWorker, SimWorkerError
+from tools.common.artifacts import ArtifactStore, RunLayout
 from tools.crash.models import RunRecord
 
 __all__ = ["SimRunnerAgent"]
@@ -32,6 +33,7 @@ class SimRunnerAgent(Agent):
     """Simulates one run at a time.
 
     Args:
+        store: Where the runs' records and pictures go (the simulator writes into ``store.local_path``).
         instance: Name of this copy (for records and logs).
         options: Simulator-specific options (BeamNG home, host, port).
         attempts: Tries per run when the worker process fails unexpectedly.
@@ -40,10 +42,17 @@ class SimRunnerAgent(Agent):
     name: ClassVar[str] = "sim-runner"
     consumes = (SimRequested,)
     produces = (SimCompleted, ErrorReported)
-    tools = ("simulate_run",)
     error_domain = ErrorDomain.SIM
 
-    def __init__(self, *, instance: str = "sim", options: dict[str, Any] | None = None, attempts: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        store: ArtifactStore,
+        instance: str = "sim",
+        options: dict[str, Any] | None = None,
+        attempts: int = 2,
+    ) -> None:
+        self.store = store
         self.instance = instance
         self.options = options
         self.attempts = max(1, attempts)
@@ -58,11 +67,12 @@ class SimRunnerAgent(Agent):
         assert isinstance(event, SimRequested)
         p = event.payload
         failure: Exception | None = None
+        folder = self.store.local_path(p.case_ref)
+        folder.mkdir(parents=True, exist_ok=True)
         for attempt in range(1, self.attempts + 1):
             try:
-                record = await asyncio.to_thread(
-                    self.worker.run, p.simulator, p.scenario, p.spec, p.settings, Path(p.out_dir)
-                )
+                record = await asyncio.to_thread(self.worker.run, p.simulator, p.scenario, p.spec, p.settings, folder)
+                record = await asyncio.to_thread(self._store_record, p.case_ref, record)
                 return [self._completed(event, record)]
             except SimulatorRefusedError as exc:
                 failure = exc
@@ -74,7 +84,13 @@ class SimRunnerAgent(Agent):
                 )
         assert failure is not None
         error_type = getattr(failure, "error_type", type(failure).__name__)
-        record = RunRecord(spec=p.spec, simulator=p.simulator, error=f"{error_type}: {failure}")
+        record = RunRecord(
+            spec=p.spec,
+            simulator=p.simulator,
+            reported_pairs=list(p.scenario.collisions),
+            error=f"{error_type}: {failure}",
+        )
+        record = await asyncio.to_thread(self._store_record, p.case_ref, record)
         err = error_event(
             event,
             agent=self.name,
@@ -88,6 +104,21 @@ class SimRunnerAgent(Agent):
             err.payload.excerpt = "files written: " + ", ".join(failure.files)[:400]
         return [err, self._completed(event, record)]
 
+    def _store_record(self, case_ref: str, record: RunRecord) -> RunRecord:
+        """Put the run's pictures and record into the store under the layout's names; the record then names refs.
+
+        Every run, failed ones included, leaves its record where the batch report looks.
+        """
+        run_id = record.spec.run_id
+        update: dict[str, Any] = {}
+        for field, suffix in (("png", ".png"), ("gif", ".gif")):
+            local = getattr(record, field)
+            update[field] = self.store.put(RunLayout.run_file(case_ref, run_id, suffix), Path(local)) if local else None
+        update["record_path"] = RunLayout.run_file(case_ref, run_id, ".json")
+        stored = record.model_copy(update=update)
+        self.store.put(stored.record_path or "", stored.model_dump_json(indent=1))
+        return stored
+
     def _completed(self, event: SimRequested, record: RunRecord) -> SimCompleted:
         p = event.payload
         return SimCompleted(
@@ -100,6 +131,7 @@ class SimRunnerAgent(Agent):
                 total=p.total,
                 simulator=record.simulator or p.simulator,
                 worker=self.instance,
-                case_dir=str(Path(p.out_dir) / p.case_id),
+                case_ref=p.case_ref,
+                batch_size=p.batch_size,
             ),
         )

@@ -42,7 +42,7 @@ class MAgent(Agent):
     name: ClassVar[str] = "m-agent"
     consumes = (RulesSubmitted,)
     produces = (MRCandidatesProduced, ErrorReported)
-    tools = tuple(t for t in RULE_TOOLS if t != "check_mr")
+    tools = RULE_TOOLS
     error_domain = ErrorDomain.RULES
     batch_size = 32
 

@@ -39,7 +39,6 @@ class ValidatorAgent(Agent):
     name: ClassVar[str] = "validator"
     consumes = (MRCandidatesProduced,)
     produces = (MRAccepted, MRRejected)
-    tools = ("check_mr",)
     error_domain = ErrorDomain.MRS
     batch_size = 64
 

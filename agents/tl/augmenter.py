@@ -18,13 +18,9 @@ from agents.progress import ThreadProgress
 from agents.runtime import Agent
 from bus import Bus, ErrorDomain, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, derived_id
 from bus.events import TLAugmentedPayload
+from tools.common.artifacts import ArtifactStore, RunLayout
 
-__all__ = ["TLAugmenterAgent", "tl_dir"]
-
-
-def tl_dir(runs_dir: Path, correlation_id: str) -> Path:
-    """Where a traffic-light batch keeps its augmented set, detections and report."""
-    return runs_dir / correlation_id / "tl"
+__all__ = ["TLAugmenterAgent"]
 
 
 class TLAugmenterAgent(Agent):
@@ -32,19 +28,18 @@ class TLAugmenterAgent(Agent):
 
     Args:
         bus: For progress events.
-        runs_dir: Root of run artefacts (``<data dir>/runs``).
+        store: Where the augmented set goes (``RunLayout.tl_augmented`` of the batch).
         progress_interval_s: Least seconds between progress events.
     """
 
     name: ClassVar[str] = "tl-augmenter"
     consumes = (TLDatasetSubmitted,)
     produces = (TLAugmented, ProgressReported, ErrorReported)
-    tools = ("read_dataset", "apply_transform", "write_dataset")
     error_domain = ErrorDomain.TL
 
-    def __init__(self, *, bus: Bus, runs_dir: Path, progress_interval_s: float = 1.0) -> None:
+    def __init__(self, *, bus: Bus, store: ArtifactStore, progress_interval_s: float = 1.0) -> None:
         self.bus = bus
-        self.runs_dir = runs_dir
+        self.store = store
         self.progress_interval_s = progress_interval_s
 
     async def handle(self, event: Event) -> Sequence[Event]:
@@ -56,7 +51,8 @@ class TLAugmenterAgent(Agent):
 
         p = event.payload
         dataset = await asyncio.to_thread(load_dataset, Path(p.dataset), p.format, split=p.split)
-        out = Path(p.out_dir) if p.out_dir else tl_dir(self.runs_dir, event.correlation_id) / "augmented"
+        out_ref = RunLayout.tl_augmented(event.correlation_id)
+        out = self.store.local_path(out_ref)
         name = Path(p.dataset).name
         report = ThreadProgress(
             bus=self.bus,
@@ -86,8 +82,8 @@ class TLAugmenterAgent(Agent):
                 payload=TLAugmentedPayload(
                     request=p,
                     format=dataset.format,
-                    out_dir=str(out),
-                    manifest=str(out / "manifest.json"),
+                    out_ref=out_ref,
+                    manifest_ref=f"{out_ref}/manifest.json",
                     images_in=manifest.images_in,
                     pairs=len(manifest.pairs),
                     per_transform=manifest.per_transform(),

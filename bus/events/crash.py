@@ -34,6 +34,9 @@ class CrashSubmittedPayload(BaseModel):
         default_factory=lambda: SimOptions(),
         description="How to simulate the extracted scenario; null to extract only.",
     )
+    batch_size: int | None = Field(
+        default=None, ge=1, description="Cases in this submission's batch; the Judge reports the batch when all are in."
+    )
 
 
 class ScenarioExtractedPayload(BaseModel):
@@ -47,6 +50,9 @@ class ScenarioExtractedPayload(BaseModel):
     summary: str = Field(default="", description="The crash narrative, for reports.")
     sketch: str | None = Field(default=None, description="The sketch, for reports.")
     simulate: SimOptions | None = Field(default=None, description="How to simulate it; null to extract only.")
+    batch_size: int | None = Field(
+        default=None, ge=1, description="Cases in this submission's batch; the Judge reports the batch when all are in."
+    )
 
 
 class SimRequestedPayload(BaseModel):
@@ -59,7 +65,10 @@ class SimRequestedPayload(BaseModel):
     simulator: Literal["metadrive", "beamng"] = "metadrive"
     index: int = Field(ge=0, description="This run's place in the case's runs.")
     total: int = Field(ge=1, description="How many runs the case has.")
-    out_dir: str = Field(description="Folder of the batch's cases; the run writes to <out_dir>/<case_id>/<run_id>.*")
+    case_ref: str = Field(description="Artefact ref of the case's folder; the run's files go under it.")
+    batch_size: int | None = Field(
+        default=None, ge=1, description="Cases in this submission's batch; the Judge reports the batch when all are in."
+    )
 
 
 class SimCompletedPayload(BaseModel):
@@ -71,7 +80,10 @@ class SimCompletedPayload(BaseModel):
     total: int
     simulator: str
     worker: str = Field(description="The agent instance that ran it.")
-    case_dir: str = Field(description="Folder of the case's runs, verdict and scenario.")
+    case_ref: str = Field(description="Artefact ref of the case's folder: its runs, verdict and scenario.")
+    batch_size: int | None = Field(
+        default=None, ge=1, description="Cases in this submission's batch; the Judge reports the batch when all are in."
+    )
 
 
 @registry.register

@@ -36,7 +36,6 @@ class TLDatasetPayload(BaseModel):
         description="Parameters per transformation code (defaults are TIGAUG's), e.g. {SC: {factor: [0.6, 0.8]}}.",
     )
     seed: int = 0
-    out_dir: str | None = Field(default=None, description="Where the augmented dataset goes; the run folder if null.")
     detectors: list[str] = Field(
         default_factory=list, description="Detectors to test on it, as KIND:PATH (yolo:, frcnn:, ssdlite:)."
     )
@@ -58,8 +57,8 @@ class TLAugmentedPayload(BaseModel):
 
     request: TLDatasetPayload
     format: str = Field(description="The format the input was read in.")
-    out_dir: str = Field(description="Root of the augmented dataset.")
-    manifest: str = Field(description="JSON file listing every (original, augmented) pair with its transform.")
+    out_ref: str = Field(description="Artefact ref of the augmented dataset's folder.")
+    manifest_ref: str = Field(description="Artefact ref of the JSON file listing every (original, augmented) pair.")
     images_in: int
     pairs: int = Field(description="Augmented images written.")
     per_transform: dict[str, int] = Field(default_factory=dict)
@@ -83,7 +82,7 @@ class TLVerdictPayload(BaseModel):
     map_augmented: dict[str, dict[str, float]] = Field(
         default_factory=dict, description="detector -> transform -> mAP@[.5:.95] against ground truth."
     )
-    report: str | None = None
+    report: str | None = Field(default=None, description="Artefact ref of the HTML report.")
     seconds: float = 0.0
 
 
@@ -114,7 +113,7 @@ class TLAugmented(Event):
         skipped = f", {len(p.skipped)} skipped" if p.skipped else ""
         return (
             f"{p.pairs} augmented images from {p.images_in} in {p.seconds:.1f} s "
-            f"({p.images_per_second:.1f}/s){skipped} -> {p.out_dir}"
+            f"({p.images_per_second:.1f}/s){skipped} -> {p.out_ref}"
         )[:500]
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -16,6 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from runners.cli.logs import configure_logging
 from runners.config import ConfigError, DrivemtConfig, load_config
 from tools.errors import DrivemtError
+
+if TYPE_CHECKING:
+    from bus import Bus
 
 __all__ = [
     "ConfigOpt",
@@ -105,6 +108,30 @@ def make_config(
     fmt = cfg.log_format if "log_format" in cfg.model_fields_set else default_format
     configure_logging(level, fmt)  # type: ignore[arg-type]
     return cfg
+
+
+def make_bus(cfg: DrivemtConfig, *, name: str, url: str | None = None) -> Bus:
+    """The bus of the daemon a command talks to (the one place the CLI builds a connection).
+
+    Args:
+        cfg: The configuration (``--nats-url``, data dir, namespace, stream settings).
+        name: Connection name shown by the server, e.g. ``drivemt-submit``.
+        url: A bus already found; otherwise ``--nats-url`` or the data dir's running daemon.
+
+    Raises:
+        NoDaemonError: If no daemon can be found.
+    """
+    from bus import Bus, Subjects
+    from runners.clients.discovery import find_bus_url
+
+    return Bus(url=url or find_bus_url(cfg), subjects=Subjects(cfg.namespace), name=name, settings=cfg.bus)
+
+
+@asynccontextmanager
+async def connect_bus(cfg: DrivemtConfig, *, name: str, url: str | None = None) -> AsyncIterator[Bus]:
+    """Connected :func:`make_bus`, closed on exit."""
+    async with make_bus(cfg, name=name, url=url) as bus:
+        yield bus
 
 
 def run_async(fn: Callable[[], Awaitable[T]]) -> T:

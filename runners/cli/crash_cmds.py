@@ -15,6 +15,7 @@ from runners.cli._common import (
     DataDirOpt,
     LogLevelOpt,
     NatsUrlOpt,
+    connect_bus,
     console,
     err_console,
     fail,
@@ -258,15 +259,17 @@ def crash_run(
             )
 
     batch = run_async(main)
-    _finish_batch(cfg.runs_dir / batch.correlation_id, batch, json_out=json_out, timeout=timeout)
+    _finish_batch(cfg.runs_dir, batch, json_out=json_out, timeout=timeout)
 
 
-def _finish_batch(batch_dir: Path, batch: Any, *, json_out: bool, timeout: float) -> dict[str, Any]:
+def _finish_batch(runs_dir: Path, batch: Any, *, json_out: bool, timeout: float) -> dict[str, Any]:
     """Write the batch report, print the batch, and return its totals (fails when cases lack a verdict)."""
+    from tools.common.artifacts import LocalArtifactStore
     from tools.crash.report import batch_totals, load_batch, write_batch_report
 
-    cases = load_batch(batch_dir) if (batch_dir / "crashes").is_dir() else []
-    report = write_batch_report(batch_dir, cases=cases) if cases else None
+    store = LocalArtifactStore(runs_dir)
+    cases = load_batch(store, batch.correlation_id)
+    report = store.local_path(write_batch_report(store, batch.correlation_id, cases=cases)) if cases else None
     totals = batch_totals(cases)
     totals["seconds"] = round(batch.seconds, 2)
     totals["extraction_errors"] = len(batch.errors)
@@ -333,13 +336,9 @@ def submit_crash(
     reports = _reports(input_)
 
     async def main() -> Any:
-        from bus import Bus, Subjects
         from runners.clients.crash import make_crash_submissions, submit_crashes
-        from runners.clients.discovery import find_bus_url
 
-        async with Bus(
-            url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus
-        ) as bus:
+        async with connect_bus(cfg, name="drivemt-submit") as bus:
             if not wait:
                 correlation, events = make_crash_submissions(reports, simulate=options, source=str(input_))
                 await bus.publish_many(events)
@@ -358,4 +357,4 @@ def submit_crash(
     if not wait:
         console.print(f"submitted {len(reports)} crash report(s); batch [bold]{result}[/]")
         return
-    _finish_batch(cfg.runs_dir / result.correlation_id, result, json_out=False, timeout=timeout)
+    _finish_batch(cfg.runs_dir, result, json_out=False, timeout=timeout)

@@ -17,6 +17,7 @@ from runners.cli._common import (
     LogLevelOpt,
     NatsUrlOpt,
     QdrantUrlOpt,
+    connect_bus,
     console,
     fail,
     make_config,
@@ -111,13 +112,9 @@ def status(
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
 
     async def main() -> dict[str, Any]:
-        from bus import Bus, Subjects
-        from runners.clients.discovery import find_bus_url
         from runners.clients.ops import collect_status
 
-        async with Bus(
-            url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-status", settings=cfg.bus
-        ) as bus:
+        async with connect_bus(cfg, name="drivemt-status") as bus:
             return await collect_status(bus)
 
     info = run_async(main)

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from runners.cli._common import ConfigOpt, DataDirOpt, NatsUrlOpt, console, fail, make_config, run_async
+from runners.cli._common import ConfigOpt, DataDirOpt, NatsUrlOpt, connect_bus, console, fail, make_config, run_async
 from runners.config import DrivemtConfig
 
 __all__ = ["register"]
@@ -25,12 +25,8 @@ def register(app: typer.Typer) -> None:
 
 
 async def _with_bus(cfg: DrivemtConfig, fn: Any) -> Any:
-    from bus import Bus, Subjects
-    from runners.clients.discovery import find_bus_url
 
-    async with Bus(
-        url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-ops", settings=cfg.bus
-    ) as bus:
+    async with connect_bus(cfg, name="drivemt-ops") as bus:
         return await fn(bus)
 
 

@@ -1,5 +1,7 @@
 """``drivemt demo``: the three pipelines on the embedded defaults, with one index page over their reports.
 
+The parts run in this order, so that results show within a minute of the install:
+
 1. **Rules -> MRs**: the bundled German and California sample rules become validated metamorphic relations.
 2. **Crash reports -> scenarios**: four bundled CIREN crash narratives are extracted, simulated in MetaDrive
    with every vehicle in turn as the ego (K seeded variants), judged and reported.
@@ -12,6 +14,7 @@ Everything goes through a daemon: a running one on the data dir (or ``--nats-url
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -27,6 +30,7 @@ from runners.cli._common import (
     LogLevelOpt,
     NatsUrlOpt,
     QdrantUrlOpt,
+    connect_bus,
     console,
     err_console,
     fail,
@@ -161,11 +165,35 @@ def demo(
     agents = cfg.agents.model_copy(deep=True)
     agents.sim_runner.copies = workers if workers > 0 else max(1, min(os.cpu_count() or 1, 4))
     cfg = cfg.model_copy(update={"agents": agents})
-    tl_inputs = _demo_detector(cfg, tl_train_seconds, tl_train_images) if "tl" in chosen else None
     started = time.perf_counter()
+    links: list[tuple[str, str, str]] = []
+    failed: list[str] = []
 
-    async def main() -> dict[str, Any]:
-        from bus import Bus, NoDaemonError, Subjects
+    async def run_on(bus: Any) -> None:
+        # Rules and crashes first: a newcomer sees their results within a minute. The traffic-light part
+        # trains its detector on first use (minutes on a CPU), so it comes last.
+        if "rules" in chosen:
+            summary = await _rules_part(bus)
+            links.append(_finish_rules(cfg, summary))
+            if summary.counts()["missing"]:
+                failed.append("some rules got no result in time")
+        if "crashes" in chosen:
+            batch = await _crashes_part(bus, variants)
+            link, ok = _finish_crashes(cfg, batch)
+            if link:
+                links.append(link)
+            if not ok:
+                failed.append("some crash cases got no verdict in time")
+        if "tl" in chosen:
+            tl_inputs = await asyncio.to_thread(_demo_detector, cfg, tl_train_seconds, tl_train_images)
+            link, ok = _finish_tl(cfg, await _tl_part(bus, tl_inputs))
+            if link:
+                links.append(link)
+            if not ok:
+                failed.append("the traffic-light part did not finish")
+
+    async def main() -> None:
+        from bus import NoDaemonError
         from runners.clients.discovery import find_bus_url
 
         try:
@@ -174,76 +202,60 @@ def demo(
             url = None
         if url is not None:
             err_console.print(f"using the running daemon at {url}")
-            async with Bus(url=url, subjects=Subjects(cfg.namespace), name="drivemt-demo", settings=cfg.bus) as bus:
-                return await _run_parts(bus, chosen, variants, tl_inputs)
+            async with connect_bus(cfg, name="drivemt-demo", url=url) as bus:
+                await run_on(bus)
+            return
         from runners.host.daemon import Daemon
 
         err_console.print(f"starting the embedded daemon in {cfg.data_dir}")
         async with Daemon(cfg) as daemon:
             assert daemon.bus is not None
-            return await _run_parts(daemon.bus, chosen, variants, tl_inputs)
+            await run_on(daemon.bus)
 
-    results = run_async(main)
-    links: list[tuple[str, str, str]] = []
-    failed: list[str] = []
-    if "rules" in results:
-        links.append(_finish_rules(cfg, results["rules"]))
-        if results["rules"].counts()["missing"]:
-            failed.append("some rules got no result in time")
-    if "crashes" in results:
-        link, ok = _finish_crashes(cfg, results["crashes"])
-        if link:
-            links.append(link)
-        if not ok:
-            failed.append("some crash cases got no verdict in time")
-    if "tl" in results:
-        link, ok = _finish_tl(results["tl"])
-        if link:
-            links.append(link)
-        if not ok:
-            failed.append("the traffic-light part did not finish")
+    run_async(main)
     index = _write_index(cfg.runs_dir / "demo.html", links)
     console.print(f"\n[bold]demo finished in {time.perf_counter() - started:.0f} s[/]; all reports: [bold]{index}[/]")
     if failed:
         raise fail("; ".join(failed))
 
 
-async def _run_parts(bus: Any, chosen: list[str], variants: int, tl_inputs: tuple[Path, str] | None) -> dict[str, Any]:
-    from bus import TLDatasetSubmitted
-    from bus.events import TLDatasetPayload
+async def _rules_part(bus: Any) -> Any:
     from runners.cli.rules_cmds import _sample_rules
-    from runners.clients.crash import submit_crashes
     from runners.clients.rules import submit_and_collect
-    from runners.clients.tl import wait_for_tl
+
+    with progress_bar("sample rules") as update:
+        return await submit_and_collect(bus, _sample_rules(), timeout=600, on_progress=update, source="bundled samples")
+
+
+async def _crashes_part(bus: Any, variants: int) -> Any:
+    from runners.clients.crash import submit_crashes
     from tools.crash.models import SimOptions
 
-    out: dict[str, Any] = {}
-    if "rules" in chosen:
-        with progress_bar("sample rules") as update:
-            out["rules"] = await submit_and_collect(
-                bus, _sample_rules(), timeout=600, on_progress=update, source="bundled samples"
-            )
-    if "crashes" in chosen:
-        with progress_bar("crash runs") as update:
-            out["crashes"] = await submit_crashes(
-                bus,
-                _sample_crashes(),
-                simulate=SimOptions(variants=variants),
-                timeout=1800,
-                on_progress=lambda done, total, _msg: update(done, total),
-                source="bundled samples",
-            )
-    if "tl" in chosen and tl_inputs is not None:
-        data, detector = tl_inputs
-        event = TLDatasetSubmitted(
-            producer="demo",
-            payload=TLDatasetPayload(
-                dataset=str(data), split="test", detectors=[detector], fraction=0.5, seed=0, name="synthetic"
-            ),
+    with progress_bar("crash runs") as update:
+        return await submit_crashes(
+            bus,
+            _sample_crashes(),
+            simulate=SimOptions(variants=variants),
+            timeout=1800,
+            on_progress=lambda done, total, _msg: update(done, total),
+            source="bundled samples",
         )
-        with progress_bar("traffic lights") as update:
-            out["tl"] = await wait_for_tl(bus, event, timeout=1800, on_progress=update)
-    return out
+
+
+async def _tl_part(bus: Any, tl_inputs: tuple[Path, str]) -> Any:
+    from bus import TLDatasetSubmitted
+    from bus.events import TLDatasetPayload
+    from runners.clients.tl import wait_for_tl
+
+    data, detector = tl_inputs
+    event = TLDatasetSubmitted(
+        producer="demo",
+        payload=TLDatasetPayload(
+            dataset=str(data), split="test", detectors=[detector], fraction=0.5, seed=0, name="synthetic"
+        ),
+    )
+    with progress_bar("traffic lights") as update:
+        return await wait_for_tl(bus, event, timeout=1800, on_progress=update)
 
 
 def _finish_rules(cfg: Any, summary: Any) -> tuple[str, str, str]:
@@ -268,16 +280,16 @@ def _finish_rules(cfg: Any, summary: Any) -> tuple[str, str, str]:
 
 def _finish_crashes(cfg: Any, batch: Any) -> tuple[tuple[str, str, str] | None, bool]:
     from runners.cli.crash_cmds import _finish_batch
+    from tools.common.artifacts import RunLayout
 
-    batch_dir = cfg.runs_dir / batch.correlation_id
     try:
-        totals = _finish_batch(batch_dir, batch, json_out=False, timeout=1800)
+        totals = _finish_batch(cfg.runs_dir, batch, json_out=False, timeout=1800)
     except typer.Exit:
         return None, False
     return (
         (
             "Crash reports → simulated scenarios",
-            str(batch_dir / "crashes.html"),
+            str(cfg.runs_dir / RunLayout.crash_report(batch.correlation_id)),
             f"{totals['reproduced']} of {totals['scenarios']} crashes reproduced, {totals['violations']} violations "
             f"in {totals['runs']} runs",
         ),
@@ -285,11 +297,12 @@ def _finish_crashes(cfg: Any, batch: Any) -> tuple[tuple[str, str, str] | None, 
     )
 
 
-def _finish_tl(outcome: Any) -> tuple[tuple[str, str, str] | None, bool]:
-    for line in outcome.lines():
+def _finish_tl(cfg: Any, outcome: Any) -> tuple[tuple[str, str, str] | None, bool]:
+    for line in outcome.lines(cfg.runs_dir):
         console.print(line, highlight=False)
     if outcome.verdict is None or not outcome.verdict.payload.report:
         return None, False
     v = outcome.verdict.payload
     total = sum(sum(x.values()) for x in v.violations.values())
-    return ("Traffic-light detector under TIGAUG", v.report, f"{total} violations in {v.pairs} pairs"), True
+    report = str(cfg.runs_dir / v.report)
+    return ("Traffic-light detector under TIGAUG", report, f"{total} violations in {v.pairs} pairs"), True

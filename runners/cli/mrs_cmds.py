@@ -18,6 +18,7 @@ from runners.cli._common import (
     DataDirOpt,
     NatsUrlOpt,
     QdrantUrlOpt,
+    connect_bus,
     console,
     err_console,
     fail,
@@ -37,7 +38,7 @@ def register(app: typer.Typer) -> None:
 
 
 async def _call(cfg: DrivemtConfig, method: str, params: dict[str, Any]) -> Any:
-    from bus import Bus, NoDaemonError, Subjects
+    from bus import NoDaemonError
     from runners.clients.discovery import find_bus_url
 
     try:
@@ -45,7 +46,7 @@ async def _call(cfg: DrivemtConfig, method: str, params: dict[str, Any]) -> Any:
     except NoDaemonError:
         url = None
     if url is not None:
-        async with Bus(url=url, subjects=Subjects(cfg.namespace), name="drivemt-mrs", settings=cfg.bus) as bus:
+        async with connect_bus(cfg, name="drivemt-mrs", url=url) as bus:
             return await bus.request(method, params, timeout=60.0)
     from memory.embeddings import MiniLMEmbedder
     from memory.mr_store import QdrantMRStore, StoreSettings

@@ -15,6 +15,7 @@ from runners.cli._common import (
     DataDirOpt,
     LogLevelOpt,
     NatsUrlOpt,
+    connect_bus,
     console,
     err_console,
     fail,
@@ -77,13 +78,9 @@ def submit_rules(
     rules = _read_rules(file, text, region)
 
     async def main() -> Any:
-        from bus import Bus, Subjects
-        from runners.clients.discovery import find_bus_url
         from runners.clients.rules import make_submissions, submit_and_collect, unique_ids
 
-        async with Bus(
-            url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus
-        ) as bus:
+        async with connect_bus(cfg, name="drivemt-submit") as bus:
             if not wait:
                 correlation, events = make_submissions(unique_ids(rules), source=str(file or "--text"))
                 await bus.publish_many(events)

@@ -18,6 +18,7 @@ from runners.cli._common import (
     DataDirOpt,
     LogLevelOpt,
     NatsUrlOpt,
+    connect_bus,
     console,
     err_console,
     fail,
@@ -436,9 +437,8 @@ def submit_tl(
     codes = _codes(transforms)
 
     async def main() -> Any:
-        from bus import Bus, Subjects, TLDatasetSubmitted
+        from bus import TLDatasetSubmitted
         from bus.events import TLDatasetPayload
-        from runners.clients.discovery import find_bus_url
         from runners.clients.tl import wait_for_tl
 
         event = TLDatasetSubmitted(
@@ -454,9 +454,7 @@ def submit_tl(
                 threshold=threshold,
             ),
         )
-        async with Bus(
-            url=find_bus_url(cfg), subjects=Subjects(cfg.namespace), name="drivemt-submit", settings=cfg.bus
-        ) as bus:
+        async with connect_bus(cfg, name="drivemt-submit") as bus:
             if not wait:
                 await bus.publish(event)
                 return event.correlation_id, None

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from runners.cli._common import ConfigOpt, DataDirOpt, NatsUrlOpt, fail, make_config
+from runners.cli._common import ConfigOpt, DataDirOpt, NatsUrlOpt, fail, make_bus, make_config
 from tools.errors import DrivemtError
 
 __all__ = ["register"]
@@ -28,7 +28,6 @@ def tui(
     Ctrl+R switches the region of typed rules, Ctrl+L clears the view, Ctrl+Q quits.
     """
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, log_level="error")
-    from bus import Bus, Subjects
     from runners.clients.discovery import find_bus_url
     from tui.app import DrivemtApp
 
@@ -36,5 +35,5 @@ def tui(
         url = find_bus_url(cfg)
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
-    bus = Bus(url=url, subjects=Subjects(cfg.namespace), name="drivemt-tui", settings=cfg.bus)
+    bus = make_bus(cfg, name="drivemt-tui", url=url)
     DrivemtApp(bus, show_heartbeats=heartbeats).run()

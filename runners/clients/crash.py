@@ -52,7 +52,12 @@ def make_crash_submissions(
             correlation_id=correlation,
             producer=producer,
             payload=CrashSubmittedPayload(
-                case_id=r.case_id, summary=r.summary, sketch=r.sketch, source=source, simulate=simulate
+                case_id=r.case_id,
+                summary=r.summary,
+                sketch=r.sketch,
+                source=source,
+                simulate=simulate,
+                batch_size=len(reports),
             ),
         )
         for r in reports

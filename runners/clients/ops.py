@@ -15,11 +15,9 @@ from bus.errors import BusError, EventValidationError
 
 __all__ = ["collect_status", "list_deadletters", "retry_deadletters"]
 
-_CONSUMERS = ("m-agent", "validator")
-
 
 async def collect_status(bus: Bus) -> dict[str, Any]:
-    """Agents (last heartbeat of each instance), consumers, stream sizes, dead letters, MR count."""
+    """Agents (last heartbeat of each instance), every agent's work queue, stream sizes, dead letters, MR count."""
     names = bus.subjects.streams
     agents: list[dict[str, Any]] = []
     try:
@@ -52,11 +50,13 @@ async def collect_status(bus: Bus) -> dict[str, Any]:
                     "tools": p.tools,
                 }
             )
+    # Every agent type reads its inputs through one durable consumer named after it (its work queue), so the
+    # queues are the streams' durable consumers: whatever agents exist, each one's queue is listed.
     consumers = []
     for stream in (names.inputs, names.results):
         with contextlib.suppress(NotFoundError):
             for ci in await bus.js.consumers_info(stream):
-                if ci.name in _CONSUMERS or (ci.config.durable_name or "") in _CONSUMERS:
+                if ci.config.durable_name:
                     consumers.append(
                         {
                             "name": ci.name,

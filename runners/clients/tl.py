@@ -7,6 +7,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from bus import (
     Bus,
@@ -42,8 +43,8 @@ class TLOutcome:
             return False
         return self.verdict is not None or not self.submitted.payload.detectors
 
-    def lines(self) -> list[str]:
-        """A few lines for people."""
+    def lines(self, runs_dir: Path | None = None) -> list[str]:
+        """A few lines for people (artefact refs shown under ``runs_dir`` when given)."""
         out = [f"[red]error[/]: {e.payload.reason}" for e in self.errors]
         if self.augmented is not None:
             out.append(self.augmented.summary)
@@ -57,7 +58,7 @@ class TLOutcome:
                     + ", ".join(f"{c} {m:.3f}" for c, m in worst)
                 )
             if v.report:
-                out.append(f"report: {v.report}")
+                out.append(f"report: {runs_dir / v.report if runs_dir else v.report}")
         return out
 
 

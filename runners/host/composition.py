@@ -24,6 +24,7 @@ from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings
 from memory.templates import TemplateStore
 from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
+from tools.common.artifacts import LocalArtifactStore
 from tools.common.llm import build_model_client, crash_extractor_model
 from tools.common.models import Provenance
 from tools.common.similarity import Embedder
@@ -123,6 +124,7 @@ class Composition:
             embedder=self.embedder,
         )
         self.templates = TemplateStore(store=self.store)
+        self.artifacts = LocalArtifactStore(config.runs_dir)
 
     async def start_memory(self) -> None:
         """Open the MR store and the scenario templates that share its client."""
@@ -157,9 +159,9 @@ class Composition:
         extractor = CrashExtractorAgent(
             templates=self.templates, provenance=self.crash_provenance, llm=self.crash_extractor
         )
-        planner = SimPlannerAgent(runs_dir=self.config.runs_dir)
-        judge = JudgeAgent(bus=bus)
-        augmenter = TLAugmenterAgent(bus=bus, runs_dir=self.config.runs_dir)
+        planner = SimPlannerAgent(store=self.artifacts)
+        judge = JudgeAgent(bus=bus, store=self.artifacts)
+        augmenter = TLAugmenterAgent(bus=bus, store=self.artifacts)
         copies = iter(range(1, 1_000_000))
         return [
             ("m_agent", lambda: m_agent),
@@ -168,7 +170,9 @@ class Composition:
             ("sim_planner", lambda: planner),
             (
                 "sim_runner",
-                lambda: SimRunnerAgent(instance=f"sim{next(copies)}", options=self.config.simulator_options()),
+                lambda: SimRunnerAgent(
+                    store=self.artifacts, instance=f"sim{next(copies)}", options=self.config.simulator_options()
+                ),
             ),
             ("judge", lambda: judge),
             ("tl_augmenter", lambda: augmenter),

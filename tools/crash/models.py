@@ -449,5 +449,8 @@ class CaseVerdict(_RunModel):
         default_factory=list, description="1-based run numbers of the 1st, 2nd and 3rd violations (SAFE Table 6)."
     )
     seconds_per_run: float
-    records: list[str] = Field(default_factory=list, description="Every run's JSON record.")
+    records: list[str] = Field(default_factory=list, description="Every run's JSON record (artefact refs).")
     errors: list[str] = Field(default_factory=list, description="Runs that could not be done, and why.")
+    error: str | None = Field(default=None, description="Why the case could not be simulated at all (its report).")
+    case_ref: str | None = Field(default=None, description="Artefact ref of the case's folder.")
+    batch_size: int | None = Field(default=None, ge=1, description="Cases in the case's batch, when known.")

@@ -1,9 +1,10 @@
 """The HTML report of a batch of crash cases: what was reported, what was built, what the runs found.
 
-The planner leaves ``case.json`` (summary, sketch, scenario DSL) in each case folder, every run leaves
-its JSON record, PNG and GIF there, and the Judge leaves ``verdict.json`` when the last run is in. This
-module reads that folder tree, so the daemon (after every verdict) and ``drivemt crash run`` (at the
-end) draw the same report. Totals follow SAFE's Tables 5 and 6: scenarios, runs, violations (runs in
+The planner leaves ``case.json`` (summary, sketch, scenario DSL) in each case folder of the artefact
+store (:class:`tools.common.artifacts.RunLayout`), every run leaves its JSON record, PNG and GIF there
+(failed runs their record with the error), and the Judge leaves ``verdict.json`` when the last run is
+in. This module reads that tree, so the daemon (once a batch's last case is judged) and ``drivemt crash
+run`` draw the same report, and its case verdicts come from :func:`tools.crash.verdict.case_verdict`. Totals follow SAFE's Tables 5 and 6: scenarios, runs, violations (runs in
 which the ego collided), seconds per run and per scenario, runs needed for the 1st/2nd/3rd violation,
 and reproduced crashes.
 """
@@ -11,15 +12,16 @@ and reproduced crashes.
 from __future__ import annotations
 
 import json
-import shutil
+import posixpath
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
-from tools.common.report import relative_link, report_env
+from tools.common.artifacts import ArtifactStore, RunLayout
+from tools.common.report import report_env
 from tools.crash.models import CaseVerdict, RunRecord, RunSummary
 from tools.crash.verdict import case_verdict
 
@@ -28,10 +30,11 @@ __all__ = ["CaseResult", "batch_totals", "load_batch", "write_batch_report"]
 
 @dataclass
 class CaseResult:
-    """One case of a batch, as found on disk."""
+    """One case of a batch, as found in the artefact store."""
 
     case_id: str
-    folder: Path
+    folder: str
+    """Artefact ref of the case's folder."""
     case: dict[str, Any] = field(default_factory=dict)
     verdict: dict[str, Any] | None = None
     runs: list[RunRecord] = field(default_factory=list)
@@ -71,23 +74,29 @@ class CaseResult:
         return [(e, p, *c) for (e, p), c in sorted(rows.items())]  # type: ignore[misc]
 
 
-def load_batch(batch_dir: Path) -> list[CaseResult]:
-    """Every case under ``<batch_dir>/crashes``, with its runs in plan order."""
+def load_batch(store: ArtifactStore, batch_id: str) -> list[CaseResult]:
+    """Every case of a batch in the store, with its runs in plan order."""
+    by_case: dict[str, list[str]] = {}
+    root = RunLayout.crashes(batch_id)
+    for ref in store.list(root):
+        rel = PurePosixPath(ref).relative_to(root)
+        if len(rel.parts) == 2:  # <case>/<file>; a simulator's own sub-folders are not the case's
+            by_case.setdefault(rel.parts[0], []).append(ref)
     out = []
-    root = batch_dir / "crashes"
-    for folder in sorted(p for p in root.glob("*") if p.is_dir()):
-        res = CaseResult(case_id=folder.name, folder=folder)
-        if (folder / "case.json").is_file():
-            res.case = json.loads((folder / "case.json").read_text(encoding="utf-8"))
-        if (folder / "verdict.json").is_file():
-            res.verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
-        for rec in sorted(folder.glob("*.json")):
-            if rec.name in {"case.json", "verdict.json"}:
-                continue
-            try:
-                res.runs.append(RunRecord.model_validate_json(rec.read_text(encoding="utf-8")))
-            except ValueError:
-                continue
+    for case_id, refs in sorted(by_case.items()):
+        case_ref = RunLayout.crash_case(batch_id, case_id)
+        res = CaseResult(case_id=case_id, folder=case_ref)
+        for ref in refs:
+            name = PurePosixPath(ref).name
+            if name == RunLayout.CASE_FILE:
+                res.case = json.loads(store.get(ref))
+            elif name == RunLayout.VERDICT_FILE:
+                res.verdict = json.loads(store.get(ref))
+            elif RunLayout.is_run_record(name):
+                try:
+                    res.runs.append(RunRecord.model_validate_json(store.get(ref)))
+                except ValueError:
+                    continue
         res.runs.sort(key=lambda r: (r.spec.ego_id, r.spec.policy, r.spec.variant))
         out.append(res)
     return out
@@ -115,32 +124,30 @@ def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
 
 
 def write_batch_report(
-    batch_dir: Path,
+    store: ArtifactStore,
+    batch_id: str,
     *,
     cases: list[CaseResult] | None = None,
     title: str = "drivemt: crash reports to simulated scenarios",
-) -> Path:
-    """Write ``<batch_dir>/crashes.html`` from the batch's folder tree (or its ``cases``, already loaded) and
-    return its path."""
-    cases = load_batch(batch_dir) if cases is None else cases
+) -> str:
+    """Draw the batch's report (``RunLayout.crash_report``) from what the store holds (or from ``cases``, already
+    loaded) and return its ref."""
+    cases = load_batch(store, batch_id) if cases is None else cases
+    base = RunLayout.batch(batch_id)
     for c in cases:  # keep sketches beside the report so the folder can be moved or shared
         sketch = c.case.get("sketch")
         if sketch and Path(sketch).is_file():
-            dest = c.folder / ("sketch" + Path(sketch).suffix.lower())
-            if not dest.exists():
-                shutil.copyfile(sketch, dest)
-            c.case["sketch_rel"] = relative_link(str(dest), batch_dir)
-    html = (
-        report_env(batch_dir)
-        .get_template("crash_report.html")
-        .render(
-            title=title,
-            generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            batch=batch_dir.name,
-            totals=batch_totals(cases),
-            cases=sorted(cases, key=lambda c: (not c.reproduced, not c.violations, c.case_id)),
-        )
+            ref = f"{c.folder}/sketch{Path(sketch).suffix.lower()}"
+            if not store.exists(ref):
+                store.put(ref, Path(sketch))
+            c.case["sketch_rel"] = posixpath.relpath(ref, base)
+    env = report_env()
+    env.filters["rel_ref"] = lambda ref: posixpath.relpath(ref, base) if ref else None
+    html = env.get_template("crash_report.html").render(
+        title=title,
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        batch=batch_id,
+        totals=batch_totals(cases),
+        cases=sorted(cases, key=lambda c: (not c.reproduced, not c.violations, c.case_id)),
     )
-    path = batch_dir / "crashes.html"
-    path.write_text(html, encoding="utf-8")
-    return path
+    return store.put(RunLayout.crash_report(batch_id), html)

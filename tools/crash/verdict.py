@@ -52,8 +52,17 @@ def run_outcome(
     return RunOutcome(reproduced=reproduced, ego_collided=any(c.involves(ego_id) for c in collisions))
 
 
-def case_verdict(case_id: str, runs: Iterable[RunSummary]) -> CaseVerdict:
-    """Judge a case from the summaries of all its runs (failed runs included)."""
+def case_verdict(
+    case_id: str, runs: Iterable[RunSummary], *, case_ref: str | None = None, batch_size: int | None = None
+) -> CaseVerdict:
+    """Judge a case from the summaries of all its runs (failed runs included).
+
+    Args:
+        case_id: The case.
+        runs: Every run's summary, in any order.
+        case_ref: Artefact ref of the case's folder, recorded in the verdict.
+        batch_size: Cases in the case's batch, recorded in the verdict.
+    """
     ordered = sorted(runs, key=lambda r: r.index)
     done = [r for r in ordered if not r.error]
     per_ego: dict[str, bool] = {}
@@ -72,4 +81,6 @@ def case_verdict(case_id: str, runs: Iterable[RunSummary]) -> CaseVerdict:
         seconds_per_run=sum(r.wall_seconds for r in done) / len(done) if done else 0.0,
         records=[r.record for r in ordered if r.record],
         errors=[f"{r.run_id}: {r.error}" for r in ordered if r.error],
+        case_ref=case_ref,
+        batch_size=batch_size,
     )

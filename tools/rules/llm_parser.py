@@ -19,11 +19,9 @@ from tools.errors import LLMResponseError
 from tools.rules.models import MRCandidate, MRFields, TrafficRule
 from tools.rules.ontology import Ontology, Vocabulary
 from tools.rules.prompts import M_AGENT_SYSTEM, m_agent_task
-from tools.rules.tools import RuleToolContext
+from tools.rules.tools import RULE_TOOLS, RuleToolContext
 
 __all__ = ["LLMRuleParser", "mr_draft_model"]
-
-_PARSER_TOOLS = ("ontology_terms", "ground_phrase", "find_rule_terms")
 
 
 @cache
@@ -102,7 +100,7 @@ class LLMRuleParser:
             name="m_agent",
             model_client=self.model_client,
             system_message=M_AGENT_SYSTEM,
-            tools=list(registry.autogen_tools(_PARSER_TOOLS, self.tool_context)) if self.use_tools else None,
+            tools=list(registry.autogen_tools(RULE_TOOLS, self.tool_context)) if self.use_tools else None,
             output_content_type=draft_type,
             reflect_on_tool_use=True,
             max_tool_iterations=3,

@@ -10,14 +10,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tools.common.registry import tool
-from tools.common.text import normalise_phrase
 from tools.rules.models import TrafficRule
-from tools.rules.mr import parse_gherkin
 from tools.rules.offline_parser import OntologyGroundedParser
 from tools.rules.ontology import Ontology
-from tools.rules.validation import OfflineValidator, hallucination_of
+from tools.rules.validation import OfflineValidator
 
-__all__ = ["RULE_TOOLS", "RuleToolContext", "check_mr", "find_rule_terms", "ground_phrase", "ontology_terms"]
+__all__ = ["RULE_TOOLS", "RuleToolContext", "find_rule_terms", "ground_phrase", "ontology_terms"]
 
 FieldName = Literal["road_type", "manipulation", "expected_behavior"]
 
@@ -97,32 +95,5 @@ def find_rule_terms(ctx: RuleToolContext, rule_text: str, region: str) -> dict[s
     }
 
 
-@tool
-def check_mr(ctx: RuleToolContext, rule_text: str, mr: str, region: str) -> dict[str, Any]:
-    """Check an MR in Gherkin form against a rule: are its elements in the rule, supported and consistent?
-
-    Args:
-        ctx: Tool context.
-        rule_text: The traffic rule.
-        mr: The MR, "Given the ego-vehicle approaches to ..., When drivemt adds ..., Then ego-vehicle should ...".
-        region: Ontology region.
-    """
-    from tools.rules.models import MRCandidate
-
-    fields = parse_gherkin(mr)
-    rule = TrafficRule(id="rule", text=rule_text, region=region)
-    analysis = ctx.parser.analyse(rule)
-    checks = ctx.validator.checks(analysis, MRCandidate(mr=fields, parser="check"))
-    return {
-        "score": round(1.0 - hallucination_of(checks), 4),
-        "failed": [f"{c.check}: {c.detail}" for c in checks if not c.passed],
-        "canonical": {
-            "road_type": ctx.ontology.vocabulary(region).canonical("road_type", fields.road_type),
-            "manipulation": ctx.ontology.vocabulary(region).canonical("manipulation", fields.manipulation),
-            "expected_behavior": normalise_phrase(fields.expected_behavior),
-        },
-    }
-
-
-RULE_TOOLS = ("ontology_terms", "ground_phrase", "find_rule_terms", "check_mr")
-"""Tools the M-Agent and Validator use."""
+RULE_TOOLS = ("ontology_terms", "ground_phrase", "find_rule_terms")
+"""The tools the M-Agent's LLM parser hands its model (registered in :data:`tools.common.registry.registry`)."""

@@ -98,7 +98,7 @@ class BeamNGSimulator:
         return plan_scene(scenario, spec, self.settings, duration_s=self.sim.duration_s)
 
     def export(self, scenario: Scenario, spec: RunSpec, *, out_dir: Path | None = None) -> ScenarioFiles:
-        """Write one run's scenario files under ``out_dir/<case id>/beamng/`` without simulating.
+        """Write one run's scenario files under ``<out_dir>/beamng/`` without simulating.
 
         Raises:
             BeamNGScenarioError: For a spec or scenario that cannot be built.
@@ -110,8 +110,8 @@ class BeamNGSimulator:
         if out_dir is None:
             if self._tmp is None:
                 self._tmp = Path(tempfile.mkdtemp(prefix="drivemt-beamng-"))
-            out_dir = self._tmp
-        return Path(out_dir) / case_id.replace("/", "_") / "beamng"
+            return self._tmp / case_id.replace("/", "_") / "beamng"
+        return Path(out_dir) / "beamng"
 
     # -- running -------------------------------------------------------------------------------------
     def run(self, scenario: Scenario, spec: RunSpec, *, out_dir: Path | None = None) -> RunRecord:
@@ -120,7 +120,8 @@ class BeamNGSimulator:
         Args:
             scenario: The DSL scenario.
             spec: Which actor is the ego, its policy and the variant's seed.
-            out_dir: Where ``<case id>/beamng/`` goes (a fresh temporary folder when not given).
+            out_dir: The case's folder: the scenario files go to ``beamng/`` in it and the run's record to
+                ``<run id>.json`` (a fresh temporary folder when not given).
 
         Raises:
             BeamNGScenarioError: For a spec or scenario that cannot be built (bad input).
@@ -134,7 +135,11 @@ class BeamNGSimulator:
         from beamngpy.logging import BNGDisconnectedError, BNGError, BNGValueError
 
         try:
-            return self._simulate(bng, spec, plan, files)
+            record = self._simulate(bng, spec, plan, files)
+            path = (Path(out_dir) if out_dir is not None else files.root.parent) / f"{spec.run_id}.json"
+            record.record_path = str(path)
+            path.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+            return record
         except (BNGDisconnectedError, OSError) as exc:
             # The game died or hung: forget it, so the next run connects (or starts it) afresh.
             with contextlib.suppress(Exception):
@@ -252,9 +257,7 @@ class BeamNGSimulator:
             trajectories=trajectories,
             sim_seconds=round(t, 3),
             wall_seconds=round(wall, 3),
-            record_path=str(files.plan.parent / "record.json"),
         )
-        Path(record.record_path or "").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
         return record
 
 

@@ -161,6 +161,12 @@ class MetaDriveSimulator:
     def run(self, scenario: Scenario, spec: RunSpec, *, out_dir: FsPath | None = None) -> RunRecord:
         """Simulate one run (blocking).
 
+        Args:
+            scenario: The DSL scenario.
+            spec: Which actor is the ego, its policy and the variant's seed.
+            out_dir: The case's folder: the run's record goes to ``<run id>.json`` in it, its pictures beside
+                it; nothing is written when None.
+
         Raises:
             UnbuildableScenarioError: For a scenario MetaDrive cannot build (bad input, never retried).
             MetaDriveEngineError: If the engine cannot start.
@@ -469,7 +475,7 @@ class MetaDriveSimulator:
 
     # -- output --------------------------------------------------------------------------------------
     def _write_json(self, record: RunRecord, out_dir: FsPath) -> FsPath:
-        folder = out_dir / record.spec.case_id
+        folder = out_dir
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{record.spec.run_id}.json"
         record.record_path = str(path)
@@ -482,7 +488,7 @@ class MetaDriveSimulator:
         from runners.simulators.metadrive import render
 
         t0 = time.perf_counter()
-        folder = out_dir / record.spec.case_id
+        folder = out_dir
         spec = record.spec
         title = f"{spec.case_id} {spec.run_id}" + ("  reproduced" if record.reproduced else "")
         if self.settings.render_png or self.settings.render_gif:

@@ -1,0 +1,212 @@
+"""Artefacts (run records, pictures, GIFs, augmented datasets, reports) behind one store, and the run-folder layout.
+
+Events carry artefact *refs*, never absolute paths: a ref is a relative POSIX key such as
+``<batch>/crashes/119839/V1-idm-v0.png``. An :class:`ArtifactStore` turns refs into bytes and back. On
+one machine :class:`LocalArtifactStore` keeps them in a folder (``<data dir>/runs``), so a ref is simply a
+path under it; a store on NATS JetStream's Object Store can implement the same protocol for workers on
+other machines.
+
+Where each artefact of a batch goes is decided here, by :class:`RunLayout`, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path, PurePosixPath
+from typing import Protocol, runtime_checkable
+
+from tools.errors import BadInputError
+
+__all__ = ["ArtifactStore", "BadArtifactRefError", "LocalArtifactStore", "RunLayout", "check_ref"]
+
+
+class BadArtifactRefError(BadInputError):
+    """A ref that is not a relative key inside the store (absolute, empty, or climbing out with ``..``)."""
+
+    def __init__(self, ref: str, reason: str) -> None:
+        self.ref = ref
+        self.reason = reason
+        super().__init__(f"artefact ref {ref!r}: {reason}")
+
+
+def check_ref(ref: str) -> str:
+    """Validate a ref and return it normalised (``a/b/c``).
+
+    Raises:
+        BadArtifactRefError: For an empty, absolute or escaping ref.
+    """
+    if not isinstance(ref, str) or not ref.strip():
+        raise BadArtifactRefError(str(ref), "empty")
+    if "\\" in ref or "\x00" in ref:
+        raise BadArtifactRefError(ref, "only '/' separates parts")
+    p = PurePosixPath(ref)
+    if p.is_absolute():
+        raise BadArtifactRefError(ref, "must be relative to the store")
+    parts = [x for x in p.parts if x not in ("", ".")]
+    if not parts or ".." in parts:
+        raise BadArtifactRefError(ref, "must stay inside the store")
+    return "/".join(parts)
+
+
+@runtime_checkable
+class ArtifactStore(Protocol):
+    """Where artefacts live, addressed by ref."""
+
+    def ref(self, *parts: str) -> str:
+        """The ref of a path made of ``parts`` (checked)."""
+        ...
+
+    def put(self, ref: str, data: bytes | str | Path) -> str:
+        """Store bytes, text or a local file under ``ref``; return the ref."""
+        ...
+
+    def get(self, ref: str) -> bytes:
+        """The bytes under ``ref``.
+
+        Raises:
+            FileNotFoundError: If nothing is stored there.
+        """
+        ...
+
+    def exists(self, ref: str) -> bool:
+        """Whether something is stored under ``ref``."""
+        ...
+
+    def list(self, prefix: str) -> list[str]:
+        """Every ref under ``prefix`` (recursively), sorted."""
+        ...
+
+    def local_path(self, ref: str) -> Path:
+        """A local file for ``ref``: where a library that needs a file writes before :meth:`put`, or reads it."""
+        ...
+
+
+class LocalArtifactStore:
+    """Artefacts in a local folder: a ref is a path under ``root``.
+
+    Args:
+        root: The folder (created on first write).
+    """
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"LocalArtifactStore({str(self.root)!r})"
+
+    def ref(self, *parts: str) -> str:
+        """The ref of ``parts`` joined (each part may itself hold ``/``)."""
+        return check_ref("/".join(str(p).strip("/") for p in parts))
+
+    def local_path(self, ref: str) -> Path:
+        """The file of ``ref`` under the root (its folder is created)."""
+        path = self.root / check_ref(ref)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def put(self, ref: str, data: bytes | str | Path) -> str:
+        """Write ``data`` (bytes, text, or a local file copied in) under ``ref``."""
+        ref = check_ref(ref)
+        dest = self.local_path(ref)
+        if isinstance(data, Path):
+            if data.resolve() != dest.resolve():
+                shutil.copyfile(data, dest)
+        elif isinstance(data, str):
+            dest.write_text(data, encoding="utf-8")
+        else:
+            dest.write_bytes(data)
+        return ref
+
+    def get(self, ref: str) -> bytes:
+        """The bytes of ``ref``."""
+        return (self.root / check_ref(ref)).read_bytes()
+
+    def exists(self, ref: str) -> bool:
+        """Whether ``ref`` is a file under the root."""
+        return (self.root / check_ref(ref)).is_file()
+
+    def list(self, prefix: str) -> list[str]:
+        """Every file under ``prefix``, as refs."""
+        base = self.root / check_ref(prefix)
+        if not base.is_dir():
+            return []
+        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
+
+    def ref_of(self, path: Path | str) -> str | None:
+        """The ref of a local file under the root, or None for a file elsewhere."""
+        try:
+            return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return None
+
+
+class RunLayout:
+    """The one place that says where a batch's artefacts go (``<batch>/...``, refs relative to the store)."""
+
+    CASE_FILE = "case.json"
+    VERDICT_FILE = "verdict.json"
+
+    @staticmethod
+    def batch(batch_id: str) -> str:
+        """The folder of one batch (a submission's correlation id)."""
+        return check_ref(batch_id)
+
+    @staticmethod
+    def crashes(batch_id: str) -> str:
+        """The crash cases of a batch."""
+        return check_ref(f"{batch_id}/crashes")
+
+    @staticmethod
+    def crash_case(batch_id: str, case_id: str) -> str:
+        """One crash case: its report, scenario, runs and verdict."""
+        return check_ref(f"{batch_id}/crashes/{case_id}")
+
+    @staticmethod
+    def case_file(case_ref: str) -> str:
+        """The case's report, scenario and options (written by the planner)."""
+        return check_ref(f"{case_ref}/{RunLayout.CASE_FILE}")
+
+    @staticmethod
+    def verdict_file(case_ref: str) -> str:
+        """The case's verdict (written by the Judge)."""
+        return check_ref(f"{case_ref}/{RunLayout.VERDICT_FILE}")
+
+    @staticmethod
+    def run_file(case_ref: str, run_id: str, suffix: str) -> str:
+        """One run's record (``.json``), picture (``.png``) or animation (``.gif``)."""
+        return check_ref(f"{case_ref}/{run_id}{suffix}")
+
+    @staticmethod
+    def is_run_record(name: str) -> bool:
+        """Whether a file name in a case folder is a run's JSON record."""
+        return name.endswith(".json") and name not in {RunLayout.CASE_FILE, RunLayout.VERDICT_FILE}
+
+    @staticmethod
+    def simulator_files(case_ref: str, simulator: str) -> str:
+        """Files a simulator writes for a case (BeamNG's scenario files)."""
+        return check_ref(f"{case_ref}/{simulator}")
+
+    @staticmethod
+    def crash_report(batch_id: str) -> str:
+        """The HTML report of a batch's crash cases."""
+        return check_ref(f"{batch_id}/crashes.html")
+
+    @staticmethod
+    def tl(batch_id: str) -> str:
+        """A batch's traffic-light test: evidence, results and report."""
+        return check_ref(f"{batch_id}/tl")
+
+    @staticmethod
+    def tl_augmented(batch_id: str) -> str:
+        """A batch's augmented traffic-light dataset."""
+        return check_ref(f"{batch_id}/tl/augmented")
+
+    @staticmethod
+    def tl_report(batch_id: str) -> str:
+        """The HTML report of a batch's traffic-light test."""
+        return check_ref(f"{batch_id}/tl/report.html")
+
+    @staticmethod
+    def rules_report(batch_id: str) -> str:
+        """The HTML report of a batch of rules."""
+        return check_ref(f"{batch_id}/report.html")
