@@ -6,8 +6,6 @@ could not be read); progress counts completed runs against the runs planned so f
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -23,17 +21,17 @@ from bus import (
     Event,
     ScenarioExtracted,
     SimCompleted,
-    decode_event,
+    Subjects,
 )
-from bus.errors import EventValidationError
 from bus.events import CrashSubmittedPayload
+from runners.clients.collector import Collector
 from tools.crash.files import CrashReport, find_cases, read_case
 from tools.crash.models import SimOptions
 from tools.crash.runs import plan_runs
 
 __all__ = [
     "CrashBatch",
-    "CrashCollector",
+    "CrashResults",
     "crash_submissions_from_path",
     "make_crash_submissions",
     "submit_crashes",
@@ -108,43 +106,33 @@ class CrashBatch:
         )
 
 
-class CrashCollector:
-    """Collects a batch's results from the bus; subscribe (:meth:`start`) before publishing.
+class CrashResults:
+    """Fills a :class:`CrashBatch` from the events a :class:`~runners.clients.collector.Collector` brings in.
 
     Args:
-        bus: A connected bus.
         batch: The batch to fill.
         submissions: The submitted events (errors name their input event, not the case).
     """
 
-    def __init__(self, bus: Bus, batch: CrashBatch, submissions: Sequence[CrashSubmitted]) -> None:
-        self.bus = bus
+    def __init__(self, batch: CrashBatch, submissions: Sequence[CrashSubmitted]) -> None:
         self.batch = batch
         self._case_of_event = {e.event_id: e.payload.case_id for e in submissions}
-        self._subs: list[object] = []
-        self._changed = asyncio.Event()
 
-    async def start(self) -> None:
-        """Subscribe to scenarios, completed runs, verdicts and crash/sim errors."""
-        s = self.bus.subjects
-        for subject in (
+    @staticmethod
+    def subjects(s: Subjects) -> list[str]:
+        """Scenarios, completed runs, verdicts and crash, simulation and judge errors."""
+        return [
             s.scenarios_extracted,
             s.sim_completed,
             s.crashes_verdict,
             s.errors(ErrorDomain.CRASHES),
             s.errors(ErrorDomain.SIM),
             s.errors(ErrorDomain.JUDGE),
-        ):
-            self._subs.append(await self.bus.nc.subscribe(subject, cb=self._on_msg))
+        ]
 
-    async def _on_msg(self, msg: object) -> None:
-        try:
-            event: Event = decode_event(msg.data, subject=msg.subject)  # type: ignore[attr-defined]
-        except EventValidationError:
-            return
+    def on_event(self, event: Event) -> None:
+        """Count a run, keep a scenario, a verdict or an error."""
         b = self.batch
-        if event.correlation_id != b.correlation_id:
-            return
         if isinstance(event, ScenarioExtracted):
             b.scenarios.setdefault(event.payload.case_id, event)
         elif isinstance(event, SimCompleted):
@@ -157,32 +145,12 @@ class CrashCollector:
                 b.errors.setdefault(case, event)
             else:
                 b.run_errors.append(event)
-        self._changed.set()
 
-    async def wait(self, *, timeout: float, on_progress: ProgressFn | None = None) -> bool:
-        """Wait until the batch is complete or ``timeout`` passes; True when complete."""
-        deadline = time.monotonic() + timeout
-        while not self.batch.complete and time.monotonic() < deadline:
-            if on_progress is not None:
-                self._progress(on_progress)
-            self._changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), timeout=min(0.5, max(0.01, deadline - time.monotonic())))
-        if on_progress is not None:
-            self._progress(on_progress)
-        return self.batch.complete
-
-    def _progress(self, on_progress: ProgressFn) -> None:
+    def progress(self, on_progress: ProgressFn) -> None:
+        """Report runs done against runs planned, and cases judged."""
         b = self.batch
-        done_cases = len(b.verdicts) + len(b.errors)
+        done_cases = len(set(b.verdicts) | set(b.errors))
         on_progress(b.runs_done, max(b.runs_planned, b.runs_done), f"{done_cases}/{len(b.case_ids)} cases judged")
-
-    async def stop(self) -> None:
-        """Unsubscribe."""
-        for sub in self._subs:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()  # type: ignore[attr-defined]
-        self._subs.clear()
 
 
 async def submit_crashes(
@@ -197,13 +165,14 @@ async def submit_crashes(
     """Submit reports to whatever daemon consumes this bus and wait for every verdict or error."""
     correlation, events = make_crash_submissions(reports, simulate=simulate, source=source)
     batch = CrashBatch(correlation_id=correlation, case_ids=[r.case_id for r in reports])
-    collector = CrashCollector(bus, batch, events)
-    await collector.start()
+    results = CrashResults(batch, events)
     started = time.perf_counter()
-    try:
+    async with Collector(bus, correlation, CrashResults.subjects(bus.subjects), results.on_event) as collector:
         await bus.publish_many(events)
-        await collector.wait(timeout=timeout, on_progress=on_progress)
-    finally:
-        await collector.stop()
+        await collector.wait(
+            lambda: batch.complete,
+            timeout=timeout,
+            on_tick=(lambda: results.progress(on_progress)) if on_progress else None,
+        )
     batch.seconds = time.perf_counter() - started
     return batch

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bus import (
@@ -18,16 +16,15 @@ from bus import (
     MRRejected,
     RulesSubmitted,
     Subjects,
-    decode_event,
 )
-from bus.errors import EventValidationError
 from bus.events import ErrorReported, RulesSubmittedPayload
+from runners.clients.collector import Collector
 from tools.common.models import Provenance
 from tools.rules.models import TrafficRule
 
 __all__ = [
     "RuleResult",
-    "RulesCollector",
+    "RulesResults",
     "RunSummary",
     "make_submissions",
     "result_row",
@@ -92,35 +89,20 @@ class RuleResult:
         return "error"
 
 
-@dataclass
-class RulesCollector:
-    """Collects the results of submitted rules from the bus.
+class RulesResults:
+    """The results of submitted rules, as a :class:`~runners.clients.collector.Collector` brings them in."""
 
-    Subscribe (:meth:`start`) before publishing, so no result is missed.
-    """
+    def __init__(self, rule_ids: set[str]) -> None:
+        self.rule_ids = rule_ids
+        self.results: dict[str, RuleResult] = {}
 
-    bus: Bus
-    correlation_id: str
-    rule_ids: set[str]
-    results: dict[str, RuleResult] = field(default_factory=dict)
-    _done: asyncio.Event = field(default_factory=asyncio.Event)
-    _subs: list[object] = field(default_factory=list)
+    @staticmethod
+    def subjects(s: Subjects) -> list[str]:
+        """Where rules' results come: accepted, rejected and the rule and MR errors."""
+        return [s.mrs_accepted, s.mrs_rejected, s.errors(ErrorDomain.RULES), s.errors(ErrorDomain.MRS)]
 
-    async def start(self) -> None:
-        """Subscribe to accepted, rejected and rule-error subjects."""
-        s: Subjects = self.bus.subjects
-        for subject in (s.mrs_accepted, s.mrs_rejected, s.errors(ErrorDomain.RULES), s.errors(ErrorDomain.MRS)):
-            self._subs.append(await self.bus.nc.subscribe(subject, cb=self._on_msg))
-        if not self.rule_ids:
-            self._done.set()
-
-    async def _on_msg(self, msg: object) -> None:
-        try:
-            event = decode_event(msg.data, subject=msg.subject)  # type: ignore[attr-defined]
-        except EventValidationError:
-            return
-        if event.correlation_id != self.correlation_id:
-            return
+    def on_event(self, event: Event) -> None:
+        """Keep the first result of each rule."""
         if isinstance(event, MRAccepted | MRRejected):
             self._add(event.payload.rule.id, event)
         elif isinstance(event, ErrorReported):
@@ -133,29 +115,10 @@ class RulesCollector:
     def _add(self, rule_id: str, event: Event) -> None:
         if rule_id in self.rule_ids and rule_id not in self.results:
             self.results[rule_id] = RuleResult(rule_id, event)
-            if len(self.results) == len(self.rule_ids):
-                self._done.set()
 
-    async def wait(self, *, timeout: float, on_progress: Callable[[int, int], None] | None = None) -> bool:
-        """Wait until every rule has a result or ``timeout`` seconds pass; True when complete."""
-        deadline = time.monotonic() + timeout
-        last = -1
-        while not self._done.is_set() and time.monotonic() < deadline:
-            if on_progress is not None and len(self.results) != last:
-                last = len(self.results)
-                on_progress(last, len(self.rule_ids))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._done.wait(), timeout=min(0.2, max(0.01, deadline - time.monotonic())))
-        if on_progress is not None:
-            on_progress(len(self.results), len(self.rule_ids))
-        return self._done.is_set()
-
-    async def stop(self) -> None:
-        """Unsubscribe."""
-        for sub in self._subs:
-            with contextlib.suppress(Exception):  # the connection may already be closed
-                await sub.unsubscribe()  # type: ignore[attr-defined]
-        self._subs.clear()
+    def complete(self) -> bool:
+        """Every rule has a result."""
+        return len(self.results) == len(self.rule_ids)
 
 
 @dataclass
@@ -235,21 +198,18 @@ async def submit_and_collect(
     """Submit rules to whatever daemon consumes this bus and wait for every result."""
     rules = unique_ids(rules)
     correlation, events = make_submissions(rules, source=source)
-    collector = RulesCollector(bus, correlation, {r.id for r in rules})
-    await collector.start()
+    results = RulesResults({r.id for r in rules})
     started = time.perf_counter()
-    try:
+    async with Collector(bus, correlation, RulesResults.subjects(bus.subjects), results.on_event) as collector:
         await bus.publish_many(events)
-        await collector.wait(timeout=timeout, on_progress=on_progress)
-    finally:
-        await collector.stop()
+        await collector.wait(
+            results.complete,
+            timeout=timeout,
+            on_tick=(lambda: on_progress(len(results.results), len(rules))) if on_progress else None,
+        )
     seconds = time.perf_counter() - started
     provenance = next(
-        (
-            r.event.payload.provenance
-            for r in collector.results.values()
-            if isinstance(r.event, MRAccepted | MRRejected)
-        ),
+        (r.event.payload.provenance for r in results.results.values() if isinstance(r.event, MRAccepted | MRRejected)),
         None,
     )
-    return RunSummary(correlation, list(rules), dict(collector.results), seconds, provenance)
+    return RunSummary(correlation, list(rules), dict(results.results), seconds, provenance)

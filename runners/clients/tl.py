@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +15,8 @@ from bus import (
     TLAugmented,
     TLDatasetSubmitted,
     TLVerdict,
-    decode_event,
 )
-from bus.errors import EventValidationError
+from runners.clients.collector import Collector
 
 __all__ = ["TLOutcome", "wait_for_tl"]
 
@@ -71,16 +67,9 @@ async def wait_for_tl(
 ) -> TLOutcome:
     """Publish ``event`` and wait for its outcome (subscribing first, so nothing is missed)."""
     outcome = TLOutcome(submitted=event)
-    changed = asyncio.Event()
     s = bus.subjects
 
-    async def on_msg(msg: object) -> None:
-        try:
-            ev: Event = decode_event(msg.data, subject=msg.subject)  # type: ignore[attr-defined]
-        except EventValidationError:
-            return
-        if ev.correlation_id != event.correlation_id:
-            return
+    def on_event(ev: Event) -> None:
         if isinstance(ev, TLAugmented):
             outcome.augmented = ev
         elif isinstance(ev, TLVerdict):
@@ -89,21 +78,9 @@ async def wait_for_tl(
             outcome.errors.append(ev)
         elif isinstance(ev, ProgressReported) and on_progress is not None:
             on_progress(ev.payload.done, ev.payload.total or ev.payload.done)
-        changed.set()
 
-    subs = [
-        await bus.nc.subscribe(subject, cb=on_msg)
-        for subject in (s.tl_augmented, s.tl_verdict, s.errors(ErrorDomain.TL), s.errors(ErrorDomain.JUDGE), s.progress)
-    ]
-    try:
+    subjects = [s.tl_augmented, s.tl_verdict, s.errors(ErrorDomain.TL), s.errors(ErrorDomain.JUDGE), s.progress]
+    async with Collector(bus, event.correlation_id, subjects, on_event) as collector:
         await bus.publish(event)
-        deadline = time.monotonic() + timeout
-        while not outcome.complete and time.monotonic() < deadline:
-            changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), timeout=min(0.5, max(0.01, deadline - time.monotonic())))
-    finally:
-        for sub in subs:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
+        await collector.wait(lambda: outcome.complete, timeout=timeout)
     return outcome
