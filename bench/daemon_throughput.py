@@ -26,9 +26,11 @@ from pathlib import Path
 
 from bus import Bus, ErrorDomain, MRAccepted, MRRejected, RulesSubmitted, Subjects, decode_event
 from bus.events import ErrorReported, RulesSubmittedPayload
+from bus.rpc import call
+from bus.services import MRS_COUNT, MRS_IMPORT, MRS_SEARCH, CountMRs, ImportedMR, ImportMRs, SearchMRs
 from runners.clients.discovery import read_state
 from runners.clients.rules import make_submissions
-from tools.rules.models import TrafficRule
+from tools.rules.models import MRFields, TrafficRule
 from tools.rules.ontology import load_ontology
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,23 +49,13 @@ def load_rules(path: Path, n: int) -> list[TrafficRule]:
     return [TrafficRule(id=f"b{i:05d}", text=texts[i % len(texts)], region="germany") for i in range(n)]
 
 
-def distinct_mrs(n: int) -> list[dict]:
+def distinct_mrs(n: int) -> list[ImportedMR]:
     """n distinct MRs built from ontology terms (for the search benchmark)."""
     vocab = load_ontology().vocabulary("germany")
     out = []
     for road, manip, beh in product(vocab.road_types, vocab.manipulations, ("slow down", "keep current")):
-        out.append(
-            {
-                "fields": {
-                    "road_type": road.text,
-                    "verb": manip.verb,
-                    "manipulation": manip.text,
-                    "expected_behavior": beh,
-                },
-                "region": "germany",
-                "source": f"bench-{len(out)}",
-            }
-        )
+        fields = MRFields(road_type=road.text, verb=manip.verb, manipulation=manip.text, expected_behavior=beh)
+        out.append(ImportedMR(fields=fields, region="germany", source=f"bench-{len(out)}"))
         if len(out) == n:
             break
     return out
@@ -145,11 +137,11 @@ async def main() -> None:
             for s in subs:
                 await s.unsubscribe()
 
-            count = await bus.request("mrs.count")
+            count = (await call(bus, MRS_COUNT, CountMRs())).count
             need = max(0, args.mrs - count)
             if need:
-                await bus.request("mrs.import", {"mrs": distinct_mrs(args.mrs)[: need + 200]}, timeout=300)
-            count = await bus.request("mrs.count")
+                await call(bus, MRS_IMPORT, ImportMRs(mrs=distinct_mrs(args.mrs)[: need + 200]), timeout=300)
+            count = (await call(bus, MRS_COUNT, CountMRs())).count
             queries = [
                 "pedestrian crossing the road",
                 "fog on the motorway",
@@ -160,7 +152,7 @@ async def main() -> None:
             lat = []
             for i in range(args.searches):
                 t = time.perf_counter()
-                await bus.request("mrs.search", {"query": f"{queries[i % len(queries)]} {i}", "limit": 5})
+                await call(bus, MRS_SEARCH, SearchMRs(query=f"{queries[i % len(queries)]} {i}", limit=5))
                 lat.append((time.perf_counter() - t) * 1000)
             lat.sort()
             print(

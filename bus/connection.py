@@ -1,4 +1,6 @@
-"""The connection to NATS: JetStream streams, event publishing, request/reply and de-duplication marks.
+"""The connection to NATS: JetStream streams, event publishing, tallies and de-duplication marks.
+
+Typed request/reply is in :mod:`bus.rpc`.
 
 Inputs and results live in JetStream streams with limits retention (so observers can replay them);
 each agent type reads its inputs through one durable pull consumer (copies share the work); every
@@ -12,13 +14,12 @@ import asyncio
 import contextlib
 import json
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
 import structlog
 from nats.aio.client import Client as NATSClient
-from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
@@ -346,39 +347,3 @@ class Bus:
             except (KeyWrongLastSequenceError, BadRequestError):
                 await asyncio.sleep(0.01)
         raise BusError(f"could not update tally {group} after {attempts} attempts")
-
-    # -- request/reply ------------------------------------------------------------------------
-    async def serve(
-        self, method: str, handler: Callable[[dict[str, Any]], Awaitable[Any]], *, queue: str = "daemon"
-    ) -> None:
-        """Answer requests on ``rpc.<method>`` with ``handler(params)``'s JSON-able result.
-
-        Errors come back as ``{"error": "..."}`` so a client never waits for a timeout.
-        """
-
-        async def on_request(msg: Msg) -> None:
-            try:
-                params = json.loads(msg.data or b"{}")
-                result = await handler(params)
-                body = {"ok": True, "result": result}
-            except Exception as exc:
-                log.warning("rpc failed", method=method, error=str(exc))
-                body = {"ok": False, "error": str(exc), "error_type": type(exc).__name__}
-            await msg.respond(json.dumps(body, default=str).encode())
-
-        await self.nc.subscribe(self.subjects.rpc(method), queue=queue, cb=on_request)
-
-    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 30.0) -> Any:
-        """Call a daemon method and return its result.
-
-        Raises:
-            BusError: If no daemon answers or the method failed.
-        """
-        try:
-            reply = await self.nc.request(self.subjects.rpc(method), json.dumps(params or {}).encode(), timeout=timeout)
-        except Exception as exc:  # NoRespondersError, TimeoutError
-            raise BusError(f"no answer to {method} from a daemon: {exc or type(exc).__name__}") from exc
-        body = json.loads(reply.data)
-        if not body.get("ok"):
-            raise BusError(f"{method} failed in the daemon: {body.get('error')}")
-        return body.get("result")

@@ -6,9 +6,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel, Field
 
 from bus import Bus, BusError, EmbeddedNatsServer, RulesSubmitted, adoptable, port_open
 from bus.events import RulesSubmittedPayload
+from bus.rpc import RpcBadRequestError, RpcError, RpcMethod, call, serve
+from tools.errors import BadInputError
 from tools.rules.models import TrafficRule
 
 
@@ -66,19 +69,47 @@ async def test_handled_marks(bus: Bus) -> None:
     assert not await bus.was_handled("validator", "e1")
 
 
-async def test_request_reply_and_errors(bus: Bus) -> None:
-    """A served method answers; its exceptions come back as errors; nobody serving is an error too."""
+class EchoRequest(BaseModel):
+    text: str = Field(min_length=1)
+    fail: bool = False
 
-    async def echo(params: dict) -> dict:
-        if params.get("fail"):
+
+class EchoReply(BaseModel):
+    got: str
+
+
+ECHO = RpcMethod("test.echo", EchoRequest, EchoReply)
+NOBODY = RpcMethod("test.nobody", EchoRequest, EchoReply)
+
+
+async def test_typed_request_reply_and_errors(bus: Bus) -> None:
+    """A served method answers with its typed reply; a malformed request and bad input are 400s naming the
+    problem, other exceptions 500s; nobody serving is an error too (no hang)."""
+
+    async def echo(req: EchoRequest) -> EchoReply:
+        if req.fail:
             raise ValueError("asked to fail")
-        return {"got": params}
+        if req.text == "bad":
+            raise BadInputError("that text is bad")
+        return EchoReply(got=req.text)
 
-    await bus.serve("test.echo", echo)
-    await bus.nc.flush()
-    assert await bus.request("test.echo", {"a": 1}, timeout=5) == {"got": {"a": 1}}
-    with pytest.raises(BusError, match="asked to fail"):
-        await bus.request("test.echo", {"fail": True}, timeout=5)
-    with pytest.raises(BusError, match="no answer"):
-        await bus.request("test.nobody", {}, timeout=0.5)
+    service = await serve(bus, name="test-echo", methods=[(ECHO, echo)])
+    try:
+        await bus.nc.flush()
+        assert await call(bus, ECHO, EchoRequest(text="a"), timeout=5) == EchoReply(got="a")
+        with pytest.raises(RpcError, match="asked to fail") as failed:
+            await call(bus, ECHO, EchoRequest(text="a", fail=True), timeout=5)
+        assert failed.value.code == "500"
+        with pytest.raises(RpcBadRequestError, match="that text is bad"):
+            await call(bus, ECHO, EchoRequest(text="bad"), timeout=5)
+        reply = await bus.nc.request(bus.subjects.rpc("test.echo"), b'{"text": ""}', timeout=5)
+        assert (
+            reply.headers
+            and reply.headers["Nats-Service-Error-Code"] == "400"
+            and "text" in reply.headers["Nats-Service-Error"]
+        )
+        with pytest.raises(RpcError, match="no service"):
+            await call(bus, NOBODY, EchoRequest(text="a"), timeout=0.5)
+    finally:
+        await service.stop()
     await asyncio.sleep(0)

@@ -169,7 +169,10 @@ def test_kill_9_with_work_in_flight_loses_nothing_and_repeats_nothing(tmp_path: 
                     ev = decode_event(raw.data, subject=raw.subject)
                     if isinstance(ev, MRAccepted | MRRejected | ErrorReported) and ev.correlation_id == correlation:
                         stored.append(ev)
-                mrs = await bus.request("mrs.list", {"limit": 100000}, timeout=30)
+                from bus.rpc import call
+                from bus.services import MRS_LIST, ListMRs
+
+                mrs = [m.model_dump() for m in (await call(bus, MRS_LIST, ListMRs(limit=100000), timeout=30)).mrs]
                 return stored, {"killed_at": killed_at, "mrs": mrs}
 
         stored, extra = asyncio.run(run())

@@ -8,6 +8,8 @@ import pytest
 
 from bus import MRAccepted, MRCandidatesProduced, MRRejected
 from bus.events import ErrorReported
+from bus.rpc import RpcBadRequestError, RpcMethod, call
+from bus.services import MRS_COUNT, MRS_LIST, MRS_SEARCH, CountMRs, ListMRs, MRHits, SearchMRs
 from memory import MiniLMEmbedder
 from runners.clients.rules import submit_and_collect
 from runners.config import DrivemtConfig
@@ -86,11 +88,13 @@ async def test_daemon_services_answer_over_the_bus(daemon: Daemon) -> None:
     await submit_and_collect(
         daemon.bus, [rule("Give way to pedestrians at a crosswalk.", "x", "california")], timeout=60
     )
-    assert await daemon.bus.request("mrs.count") == 1
-    listed = await daemon.bus.request("mrs.list", {"limit": 10})
-    assert listed[0]["source_rule_ids"] == ["x"]
-    hits = await daemon.bus.request("mrs.search", {"query": "person crossing the street", "limit": 1})
-    assert "pedestrian" in hits[0]["mr"]["gherkin"]
+    assert (await call(daemon.bus, MRS_COUNT, CountMRs())).count == 1
+    listed = (await call(daemon.bus, MRS_LIST, ListMRs(limit=10))).mrs
+    assert listed[0].source_rule_ids == ["x"]
+    hits = (await call(daemon.bus, MRS_SEARCH, SearchMRs(query="person crossing the street", limit=1))).hits
+    assert "pedestrian" in hits[0].mr.gherkin
+    with pytest.raises(RpcBadRequestError, match="query"):
+        await call(daemon.bus, RpcMethod("mrs.search", ListMRs, MRHits), ListMRs())  # a request of the wrong shape
 
 
 async def test_second_daemon_on_same_data_dir_is_refused(config: DrivemtConfig, embedder: MiniLMEmbedder) -> None:

@@ -6,13 +6,24 @@ Qdrant local mode allows one process per store; otherwise they open the data dir
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import BaseModel
 from rich.table import Table
 
+from bus.rpc import RpcMethod
+from bus.services import (
+    MRS_IMPORT,
+    MRS_LIST,
+    MRS_SEARCH,
+    ImportedMR,
+    ImportMRs,
+    ListMRs,
+    MRFilters,
+    SearchMRs,
+)
 from runners.cli._common import (
     ConfigOpt,
     DataDirOpt,
@@ -27,6 +38,9 @@ from runners.cli._common import (
 )
 from runners.config import DrivemtConfig
 
+Req = TypeVar("Req", bound=BaseModel)
+Resp = TypeVar("Resp", bound=BaseModel)
+
 __all__ = ["register"]
 
 mrs_app = typer.Typer(help="Metamorphic relations in memory.", no_args_is_help=True)
@@ -37,8 +51,10 @@ def register(app: typer.Typer) -> None:
     app.add_typer(mrs_app, name="mrs")
 
 
-async def _call(cfg: DrivemtConfig, method: str, params: dict[str, Any]) -> Any:
+async def _call(cfg: DrivemtConfig, method: RpcMethod[Req, Resp], request: Req) -> Resp:
+    """Ask the running daemon over the bus, or (with none running) the same service on the data dir's store."""
     from bus import NoDaemonError
+    from bus.rpc import call
     from runners.clients.discovery import find_bus_url
 
     try:
@@ -47,7 +63,7 @@ async def _call(cfg: DrivemtConfig, method: str, params: dict[str, Any]) -> Any:
         url = None
     if url is not None:
         async with connect_bus(cfg, name="drivemt-mrs", url=url) as bus:
-            return await bus.request(method, params, timeout=60.0)
+            return await call(bus, method, request, timeout=60.0)
     from memory.embeddings import MiniLMEmbedder
     from memory.mr_store import QdrantMRStore, StoreSettings
     from runners.config import qdrant_api_key
@@ -60,11 +76,17 @@ async def _call(cfg: DrivemtConfig, method: str, params: dict[str, Any]) -> Any:
     )
     async with store:
         service = MRService(store=store, ontology=load_ontology(cfg.ontology_files))
-        return await service.call(method, params)
+        handlers: dict[str, Any] = {
+            MRS_LIST.name: service.list_mrs,
+            MRS_SEARCH.name: service.search,
+            MRS_IMPORT.name: service.import_mrs,
+        }
+        result: Resp = await handlers[method.name](request)
+        return result
 
 
-def _filters(road_type: str | None, behavior: str | None, region: str | None) -> dict[str, str]:
-    return {k: v for k, v in {"road_type": road_type, "expected_behavior": behavior, "region": region}.items() if v}
+def _filters(road_type: str | None, behavior: str | None, region: str | None) -> MRFilters:
+    return MRFilters(road_type=road_type, expected_behavior=behavior, region=region)
 
 
 RoadTypeOpt = Annotated[
@@ -90,23 +112,17 @@ def mrs_list(
 ) -> None:
     """List stored MRs, oldest first."""
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url)
-    params = {"limit": limit, "offset": offset, "filters": _filters(road_type, behavior, region)}
-    records = run_async(lambda: _call(cfg, "mrs.list", params))
+    req = ListMRs(limit=limit, offset=offset, filters=_filters(road_type, behavior, region))
+    records = run_async(lambda: _call(cfg, MRS_LIST, req)).mrs
     if json_out:
         for r in records:
-            print(json.dumps(r, ensure_ascii=False))
+            print(r.model_dump_json())
         return
     table = Table(title=f"{len(records)} MR(s)", title_justify="left")
     for col in ("MR", "score", "rules", "executions", "id"):
         table.add_column(col, overflow="fold")
     for r in records:
-        table.add_row(
-            r["gherkin"],
-            f"{r['score']:.2f}",
-            ", ".join(r["source_rule_ids"]),
-            str(r["execution_count"]),
-            r["mr_id"][:8],
-        )
+        table.add_row(r.gherkin, f"{r.score:.2f}", ", ".join(r.source_rule_ids), str(r.execution_count), r.mr_id[:8])
     console.print(table)
 
 
@@ -125,18 +141,21 @@ def mrs_search(
 ) -> None:
     """Find the MRs most similar to a query (MiniLM embeddings), optionally filtered."""
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url)
-    params = {"query": query, "limit": limit, "filters": _filters(road_type, behavior, region)}
-    hits = run_async(lambda: _call(cfg, "mrs.search", params))
+    try:
+        req = SearchMRs(query=query.strip(), limit=limit, filters=_filters(road_type, behavior, region))
+    except ValueError as exc:
+        raise fail(f"search needs a query: {exc}") from exc
+    hits = run_async(lambda: _call(cfg, MRS_SEARCH, req)).hits
     if json_out:
         for h in hits:
-            print(json.dumps(h, ensure_ascii=False))
+            print(h.model_dump_json())
         return
     table = Table(title=f"{len(hits)} result(s) for {query!r}", title_justify="left")
     for col in ("similarity", "MR", "score", "rules"):
         table.add_column(col, overflow="fold")
     for h in hits:
-        r = h["mr"]
-        table.add_row(f"{h['similarity']:.3f}", r["gherkin"], f"{r['score']:.2f}", ", ".join(r["source_rule_ids"]))
+        r = h.mr
+        table.add_row(f"{h.similarity:.3f}", r.gherkin, f"{r.score:.2f}", ", ".join(r.source_rule_ids))
     console.print(table)
 
 
@@ -153,10 +172,7 @@ def mrs_export(
 ) -> None:
     """Export every MR: Gherkin .feature files a person can review, edit and import back."""
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, qdrant_url=qdrant_url)
-    records = run_async(lambda: _call(cfg, "mrs.list", {"limit": 10_000_000}))
-    from tools.rules.models import StoredMR
-
-    mrs = [StoredMR(**r) for r in records]
+    mrs = run_async(lambda: _call(cfg, MRS_LIST, ListMRs(limit=10_000_000))).mrs
     if fmt == "jsonl":
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("".join(m.model_dump_json() + "\n" for m in mrs), encoding="utf-8")
@@ -195,16 +211,14 @@ def mrs_import(
         try:
             for fm in read_feature(path):
                 payload.append(
-                    {
-                        "fields": fm.fields.model_dump(),
-                        "region": fm.region,
-                        "source": (fm.sources or [f"import:{path.name}:{fm.line}"])[0],
-                    }
+                    ImportedMR(
+                        fields=fm.fields, region=fm.region, source=(fm.sources or [f"import:{path.name}:{fm.line}"])[0]
+                    )
                 )
         except BadInputError as exc:
             raise fail(str(exc)) from exc
     if not payload:
         raise fail("no MRs found in the given files")
-    records = run_async(lambda: _call(cfg, "mrs.import", {"mrs": payload}))
-    new = sum(1 for r in records if not r["duplicate"])
+    records = run_async(lambda: _call(cfg, MRS_IMPORT, ImportMRs(mrs=payload))).mrs
+    new = sum(1 for r in records if not r.duplicate)
     console.print(f"imported {len(records)} MR(s): {new} new, {len(records) - new} already known")

@@ -12,6 +12,8 @@ from nats.js.errors import NotFoundError
 
 from bus import Bus, DeadLettered, decode_event
 from bus.errors import BusError, EventValidationError
+from bus.rpc import call
+from bus.services import MRS_COUNT, CountMRs
 
 __all__ = ["collect_status", "list_deadletters", "retry_deadletters"]
 
@@ -76,7 +78,7 @@ async def collect_status(bus: Bus) -> dict[str, Any]:
                 deadletters = si.state.messages
     mrs = None
     with contextlib.suppress(BusError):
-        mrs = await bus.request("mrs.count", timeout=2.0)
+        mrs = (await call(bus, MRS_COUNT, CountMRs(), timeout=2.0)).count
     return {
         "url": bus.connected_url,
         "namespace": bus.subjects.namespace,

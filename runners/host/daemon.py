@@ -26,7 +26,7 @@ from runners.clients.discovery import DaemonState, daemon_alive, pid_alive, read
 from runners.config import DrivemtConfig
 from runners.host.composition import Composition
 from runners.host.errors import DaemonRunningError
-from runners.host.services import MRService, register_services
+from runners.host.services import MRService, serve_mr_service
 from tools.common.similarity import Embedder
 
 __all__ = ["Daemon"]
@@ -66,6 +66,7 @@ class Daemon:
         self.bus: Bus | None = None
         self.pipeline: Composition | None = None
         self.runners: list[AgentRunner] = []
+        self._services: list[Any] = []
         self._stop = asyncio.Event()
         self.nats_url: str | None = None
 
@@ -104,7 +105,9 @@ class Daemon:
         )
         self.pipeline.start_loading_models()
         await self.pipeline.start_memory()
-        await register_services(self.bus, MRService(store=self.pipeline.store, ontology=self.pipeline.ontology))
+        self._services.append(
+            await serve_mr_service(self.bus, MRService(store=self.pipeline.store, ontology=self.pipeline.ontology))
+        )
         for key, make_agent in self.pipeline.agents(self.bus):
             settings = getattr(cfg.agents, key)
             if not settings.enabled:
@@ -173,6 +176,10 @@ class Daemon:
 
     async def stop(self) -> None:
         """Finish or hand back in-flight work, then close everything this daemon owns."""
+        for service in self._services:
+            with contextlib.suppress(Exception):  # the connection may already be gone
+                await service.stop()
+        self._services.clear()
         runners, self.runners = self.runners, []
         await asyncio.gather(*(r.stop(grace_s=self.config.shutdown_grace_s) for r in runners), return_exceptions=True)
         if self.pipeline is not None:

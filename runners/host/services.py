@@ -1,26 +1,41 @@
-"""The MR service a daemon offers on ``<namespace>.rpc.mrs.*``.
+"""The services a daemon offers over typed request/reply (their contracts are in :mod:`bus.services`).
 
-Qdrant local mode allows one process per store, so commands such as ``drivemt mrs list`` ask the
-daemon that holds the store; with no daemon running they use the same service on their own store.
+Qdrant local mode allows one process per store, so commands such as ``drivemt mrs list`` ask the daemon
+that holds the store; with no daemon running they call the same :class:`MRService` on their own store.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from nats.micro.service import Service
 
 from bus import Bus
+from bus.rpc import serve
+from bus.services import (
+    MRS_COUNT,
+    MRS_IMPORT,
+    MRS_LIST,
+    MRS_SEARCH,
+    CountMRs,
+    ImportMRs,
+    ListMRs,
+    MRCount,
+    MRHit,
+    MRHits,
+    MRList,
+    SearchMRs,
+)
 from memory.mr_store import MRStore
 from tools.common.text import normalise_phrase
-from tools.errors import BadInputError, UnknownTermError
+from tools.errors import UnknownTermError
 from tools.rules.models import MRFields
 from tools.rules.mr import new_mr
 from tools.rules.ontology import BEHAVIORS, Ontology
 
-__all__ = ["MRService", "register_services"]
+__all__ = ["MRService", "serve_mr_service"]
 
 
 class MRService:
-    """Methods over the MR store, taking and returning JSON values.
+    """The MR memory's methods.
 
     Args:
         store: The MR store.
@@ -31,26 +46,19 @@ class MRService:
         self.store = store
         self.ontology = ontology
 
-    async def list_mrs(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """Stored MRs (``limit``, ``offset``, ``filters``)."""
-        filters = {k: v for k, v in (params.get("filters") or {}).items() if v}
-        records = await self.store.list(
-            limit=int(params.get("limit", 100)), offset=int(params.get("offset", 0)), **filters
-        )
-        return [r.model_dump(mode="json") for r in records]
+    async def list_mrs(self, req: ListMRs) -> MRList:
+        """Stored MRs in creation order."""
+        records = await self.store.list(limit=req.limit, offset=req.offset, **req.filters.as_kwargs())
+        return MRList(mrs=records)
 
-    async def search(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """MRs most similar to ``query``."""
-        query = str(params.get("query") or "").strip()
-        if not query:
-            raise BadInputError("search needs a query")
-        filters = {k: v for k, v in (params.get("filters") or {}).items() if v}
-        hits = await self.store.search(query, limit=int(params.get("limit", 10)), **filters)
-        return [{"similarity": h.similarity, "mr": h.record.model_dump(mode="json")} for h in hits]
+    async def search(self, req: SearchMRs) -> MRHits:
+        """MRs most similar to the query."""
+        hits = await self.store.search(req.query.strip(), limit=req.limit, **req.filters.as_kwargs())
+        return MRHits(hits=[MRHit(similarity=h.similarity, mr=h.record) for h in hits])
 
-    async def count(self, params: dict[str, Any]) -> int:
+    async def count(self, req: CountMRs) -> MRCount:
         """Number of stored MRs."""
-        return await self.store.count()
+        return MRCount(count=await self.store.count())
 
     def check_terms(self, fields: MRFields, region: str) -> None:
         """Refuse MRs whose elements are outside the ontology.
@@ -68,46 +76,36 @@ class MRService:
         if normalise_phrase(fields.expected_behavior) not in BEHAVIORS:
             raise UnknownTermError("expected behaviour", fields.expected_behavior, list(BEHAVIORS))
 
-    async def import_mrs(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """Store MRs given as ``{"mrs": [{"fields", "region", "source", "score"}]}`` after checking their terms."""
+    async def import_mrs(self, req: ImportMRs) -> MRList:
+        """Store MRs after checking their terms."""
         items = []
-        for raw in params.get("mrs") or []:
-            fields = MRFields(**raw["fields"])
-            region = str(raw.get("region") or "germany")
-            self.check_terms(fields, region)
-            vocab = self.ontology.vocabulary(region)
+        for raw in req.mrs:
+            self.check_terms(raw.fields, raw.region)
+            vocab = self.ontology.vocabulary(raw.region)
             items.append(
                 new_mr(
-                    fields,
+                    raw.fields,
                     vocab,
-                    region=region,
-                    score=float(raw.get("score", 1.0)),
-                    rule_id=str(raw.get("source") or "import"),
+                    region=raw.region,
+                    score=raw.score,
+                    rule_id=raw.source,
                     validator="import",
                     parser="import",
                 )
             )
-        records = await self.store.add(items)
-        return [r.model_dump(mode="json") for r in records]
-
-    async def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Dispatch ``mrs.<name>`` to a method."""
-        handler = {
-            "mrs.list": self.list_mrs,
-            "mrs.search": self.search,
-            "mrs.count": self.count,
-            "mrs.import": self.import_mrs,
-        }.get(method)
-        if handler is None:
-            raise BadInputError(f"unknown method {method}")
-        return await handler(params)
+        return MRList(mrs=await self.store.add(items))
 
 
-async def register_services(bus: Bus, service: MRService) -> None:
-    """Serve the MR methods on the bus."""
-    for method in ("mrs.list", "mrs.search", "mrs.count", "mrs.import"):
-
-        async def handler(params: dict[str, Any], _m: str = method) -> Any:
-            return await service.call(_m, params)
-
-        await bus.serve(method, handler)
+async def serve_mr_service(bus: Bus, service: MRService) -> Service:
+    """Serve the MR methods on the bus (``drivemt-mrs``)."""
+    return await serve(
+        bus,
+        name="drivemt-mrs",
+        description="drivemt's MR memory",
+        methods=[
+            (MRS_LIST, service.list_mrs),
+            (MRS_SEARCH, service.search),
+            (MRS_COUNT, service.count),
+            (MRS_IMPORT, service.import_mrs),
+        ],
+    )
