@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from tools.errors import DrivemtError
 
-__all__ = ["EmbeddingModelError", "MemoryError_", "StoreLockedError"]
+__all__ = ["EmbeddingModelError", "MemoryStoreError", "StoreLockedError"]
 
 
-class MemoryError_(DrivemtError):
+class MemoryStoreError(DrivemtError):
     """A failure of the vector store."""
 
 
-class StoreLockedError(MemoryError_):
+class StoreLockedError(MemoryStoreError):
     """A local Qdrant store already opened by another process (local mode allows one)."""
 
     def __init__(self, path: str) -> None:
@@ -22,7 +22,7 @@ class StoreLockedError(MemoryError_):
         )
 
 
-class EmbeddingModelError(MemoryError_):
+class EmbeddingModelError(MemoryStoreError):
     """The embedding model could not be loaded."""
 
     def __init__(self, reason: str) -> None:

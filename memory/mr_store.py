@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar
 import structlog
 from pydantic import BaseModel, Field
 
-from memory.errors import MemoryError_, StoreLockedError
+from memory.errors import MemoryStoreError, StoreLockedError
 from tools.common.similarity import Embedder
 from tools.rules.models import MRFields, NewMR, StoredMR, format_gherkin
 
@@ -129,7 +129,7 @@ class QdrantMRStore:
             client = QdrantClient(url=s.url, api_key=s.api_key, timeout=30)
         else:
             if s.path is None:
-                raise MemoryError_("no Qdrant path or URL configured")
+                raise MemoryStoreError("no Qdrant path or URL configured")
             s.path.mkdir(parents=True, exist_ok=True)
             try:
                 client = QdrantClient(path=str(s.path))
@@ -171,7 +171,7 @@ class QdrantMRStore:
     def client(self) -> Any:
         """The Qdrant client."""
         if self._client is None:
-            raise MemoryError_("MR store is not open")
+            raise MemoryStoreError("MR store is not open")
         return self._client
 
     # -- writes -------------------------------------------------------------------------------
@@ -241,7 +241,7 @@ class QdrantMRStore:
         def inc() -> int:
             points = self.client.retrieve(self.settings.collection, ids=[mr_id], with_payload=True)
             if not points:
-                raise MemoryError_(f"no MR with id {mr_id}")
+                raise MemoryStoreError(f"no MR with id {mr_id}")
             count = int(points[0].payload.get("execution_count", 0)) + by
             self.client.set_payload(self.settings.collection, payload={"execution_count": count}, points=[mr_id])
             return count

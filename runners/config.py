@@ -9,13 +9,21 @@ or the variable a model's ``api_key_env`` names) and never enter the config hash
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
 import yaml
 from pydantic import BaseModel, Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from bus.connection import BusSettings, ConsumerSettings
 from bus.subjects import DEFAULT_NAMESPACE
@@ -27,11 +35,18 @@ from tools.errors import DrivemtError
 __all__ = [
     "AgentSettings",
     "ConfigError",
+    "ConfigValue",
     "DrivemtConfig",
     "api_key_for",
+    "explain_config",
     "load_config",
     "qdrant_api_key",
+    "secrets_status",
 ]
+
+
+_YAML_FILE: ContextVar[Path | None] = ContextVar("drivemt_config_file", default=None)
+"""The YAML file of the configuration being loaded (set by :func:`load_config` around construction)."""
 
 
 class ConfigError(DrivemtError):
@@ -89,6 +104,21 @@ class DrivemtConfig(BaseSettings):
     """Everything a daemon or command needs."""
 
     model_config = SettingsConfigDict(env_prefix="DRIVEMT_", env_nested_delimiter="__", extra="forbid")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Sources, the first winning: command line > ``DRIVEMT_*`` environment > YAML file > defaults."""
+        yaml_file = _YAML_FILE.get()
+        if yaml_file is None:
+            return (init_settings, env_settings)
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file=yaml_file))
 
     data_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_data_dir("drivemt")),
@@ -160,8 +190,18 @@ class DrivemtConfig(BaseSettings):
         )
 
 
+def _check_yaml(path: Path) -> None:
+    """Refuse a config file that cannot be read or is not a mapping, with a clear message."""
+    try:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(str(path), str(exc)) from exc
+    if loaded is not None and not isinstance(loaded, dict):
+        raise ConfigError(str(path), "expected a mapping at the top level")
+
+
 def load_config(path: Path | None = None, **overrides: Any) -> DrivemtConfig:
-    """Build the configuration from a YAML file, the environment and explicit overrides.
+    """Build the configuration: defaults < YAML file < ``DRIVEMT_*`` environment < command line.
 
     Args:
         path: YAML config file, or ``None``.
@@ -170,21 +210,96 @@ def load_config(path: Path | None = None, **overrides: Any) -> DrivemtConfig:
     Raises:
         ConfigError: If the file cannot be read or a value is invalid.
     """
-    data: dict[str, Any] = {}
     if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(str(path), str(exc)) from exc
-        if not isinstance(loaded, dict):
-            raise ConfigError(str(path), "expected a mapping at the top level")
-        data.update(loaded)
-    data.update({k: v for k, v in overrides.items() if v is not None})
+        _check_yaml(path)
+    token = _YAML_FILE.set(Path(path) if path is not None else None)
     try:
-        return DrivemtConfig(**data)
+        return DrivemtConfig(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-        raise ConfigError(str(path) if path else "(options)", problems) from exc
+        raise ConfigError(str(path) if path else "(environment and options)", problems) from exc
+    finally:
+        _YAML_FILE.reset(token)
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    """One effective setting and where it came from."""
+
+    key: str
+    value: Any
+    source: str
+
+
+_SECRET_WORDS = ("password", "secret", "token", "api_key")
+
+
+def _masked(key: str, value: Any) -> Any:
+    """A value safe to show: secret-named keys hidden, credentials in URLs masked."""
+    leaf = key.rsplit(".", 1)[-1].lower()
+    if value is None:
+        return None
+    if any(w in leaf for w in _SECRET_WORDS) and not leaf.endswith("_env"):
+        return "***"
+    if isinstance(value, str) and "://" in value and "@" in value.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = value.split("://", 1)
+        userinfo, host = rest.split("@", 1)
+        user = userinfo.split(":", 1)[0] if ":" in userinfo else ""
+        return f"{scheme}://{user + ':' if user else ''}***@{host}"
+    return value
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict) and data:
+        out: dict[str, Any] = {}
+        for k, v in data.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: data}
+
+
+def _provided(keys: dict[str, Any], key: str) -> str | None:
+    """The provided key that sets ``key`` (itself, or an enclosing mapping given whole), if any."""
+    parts = key.split(".")
+    for n in range(len(parts), 0, -1):
+        k = ".".join(parts[:n])
+        if k in keys:
+            return k
+    return None
+
+
+def explain_config(path: Path | None = None, **overrides: Any) -> tuple[DrivemtConfig, list[ConfigValue]]:
+    """The effective configuration and, for every setting, where it came from (secrets masked).
+
+    Sources, later ones winning: ``default``, ``file <path>``, ``environment (DRIVEMT_...)``, ``command line``.
+
+    Raises:
+        ConfigError: As :func:`load_config`.
+    """
+    cfg = load_config(path, **overrides)
+    cli = _flatten({k: v for k, v in overrides.items() if v is not None})
+    env = _flatten(EnvSettingsSource(DrivemtConfig)())
+    file = _flatten(YamlConfigSettingsSource(DrivemtConfig, yaml_file=path)()) if path is not None else {}
+    prefix = str(DrivemtConfig.model_config.get("env_prefix", ""))
+    delimiter = str(DrivemtConfig.model_config.get("env_nested_delimiter", "__"))
+    out = []
+    for key, value in _flatten(cfg.model_dump(mode="json")).items():
+        if (k := _provided(cli, key)) is not None:
+            source = "command line"
+        elif (k := _provided(env, key)) is not None:
+            source = f"environment ({prefix}{k.upper().replace('.', delimiter)})"
+        elif _provided(file, key) is not None:
+            source = f"file {path}"
+        else:
+            source = "default"
+        out.append(ConfigValue(key=key, value=_masked(key, value), source=source))
+    return cfg, out
+
+
+def secrets_status() -> dict[str, bool]:
+    """Which secret-bearing environment variables are set (their values are never shown)."""
+    names = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_API_KEY", "NATS_CREDS", "NATS_TOKEN"]
+    return {n: bool(os.environ.get(n)) for n in names}
 
 
 def api_key_for(model: ModelConfig) -> str | None:

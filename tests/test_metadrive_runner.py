@@ -22,7 +22,7 @@ from runners.simulators.metadrive import (
     UnknownActorError,
     plan_scenario,
 )
-from runners.simulators.metadrive.paths import Path as Polyline
+from runners.simulators.metadrive.paths import Polyline
 from runners.simulators.metadrive.placement import Mover, find_conflict, solve_placement
 from tools.crash.models import RunRecord, RunSpec, Scenario, SimCollision, SimSettings
 from tools.crash.runs import plan_runs

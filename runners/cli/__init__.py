@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from runners.cli import (
+    config_cmds,
     crash_cmds,
     daemon_cmds,
     data_cmds,
@@ -34,6 +35,7 @@ app = typer.Typer(
     add_completion=False,
 )
 daemon_cmds.register(app)
+config_cmds.register(app)
 rules_cmds.register(app)
 mrs_cmds.register(app)
 eval_cmds.register(app)

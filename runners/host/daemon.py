@@ -148,12 +148,8 @@ class Daemon:
         return await self.server.start()
 
     # -- run / stop -----------------------------------------------------------------------------
-    def request_stop(self) -> None:
-        """Ask the daemon to stop (signal handlers call this)."""
-        self._stop.set()
-
     async def run(self) -> None:
-        """Run until SIGINT/SIGTERM (or :meth:`request_stop`), then stop cleanly."""
+        """Run until SIGINT/SIGTERM, then stop cleanly."""
         loop = asyncio.get_running_loop()
         signals = (signal.SIGINT, signal.SIGTERM)
         for sig in signals:

@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from runners.simulators.base import Simulator
 from tools.crash.models import RunRecord, RunSpec, Scenario, SimSettings
 from tools.errors import BadInputError, DrivemtError
 
@@ -52,7 +53,7 @@ class SimulatorRefusedError(BadInputError):
         super().__init__(reason)
 
 
-def make_simulator(kind: str, settings: SimSettings, options: dict[str, Any] | None = None) -> Any:
+def make_simulator(kind: str, settings: SimSettings, options: dict[str, Any] | None = None) -> Simulator:
     """Build a simulator (in the process that will use it).
 
     Args:
@@ -72,10 +73,10 @@ def make_simulator(kind: str, settings: SimSettings, options: dict[str, Any] | N
 
 
 # -- child side ---------------------------------------------------------------------------------
-_warm: dict[str, Any] = {}
+_warm: dict[str, Simulator] = {}
 
 
-def _simulator(kind: str, settings: SimSettings, options: dict[str, Any] | None) -> Any:
+def _simulator(kind: str, settings: SimSettings, options: dict[str, Any] | None) -> Simulator:
     key = f"{kind}:{settings.model_dump_json()}:{options}"
     sim = _warm.get(key)
     if sim is None:

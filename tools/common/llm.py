@@ -71,9 +71,6 @@ class LLMSettings(BaseModel):
         "keeps the rules (offline:crash-rules). Unset: the shorthand llm.model, else llm.validator, when llm.provider "
         "is not offline; otherwise offline.",
     )
-    propose_ontology: bool = Field(
-        default=False, description="Let `ontology propose` ask the validator model for new terms."
-    )
 
     @model_validator(mode="after")
     def _expand_shorthand(self) -> LLMSettings:

@@ -168,18 +168,6 @@ class Vocabulary:
                 best = term
         return best.normalised if best is not None else normalise_phrase(phrase)
 
-    def verb_for(self, manipulation: str) -> Verb | None:
-        """The verb the ontology implies for a manipulation phrase (by its canonical term)."""
-        canon = self.canonical("manipulation", manipulation)
-        term = self._by_normalised.get(("manipulation", canon))
-        return term.verb if term else None
-
-    def category_of(self, manipulation: str) -> Category | None:
-        """The category of the canonical term of a manipulation phrase."""
-        canon = self.canonical("manipulation", manipulation)
-        term = self._by_normalised.get(("manipulation", canon))
-        return term.category if term else None
-
 
 @dataclass
 class Ontology:

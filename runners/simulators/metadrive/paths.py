@@ -1,6 +1,6 @@
 """Polylines in the map's plane: the paths actors follow and the placement solver reasons about.
 
-A :class:`Path` is a dense polyline with cumulative arc length. Lanes of the MetaDrive road network are
+A :class:`Polyline` is a dense polyline with cumulative arc length. Lanes of the MetaDrive road network are
 sampled into paths (``runners.simulators.metadrive.roads``); manoeuvres that no lane describes (a lane change, a
 drift across the centre line, a turn into a driveway) are built here from plain geometry, so the
 scripted drivers and the placement solver share one description of where each actor goes.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Path", "closest_approach", "lane_shift", "smoothstep", "turn_off_road"]
+__all__ = ["Polyline", "closest_approach", "lane_shift", "smoothstep", "turn_off_road"]
 
 FloatArray = NDArray[np.float64]
 
@@ -32,14 +32,14 @@ def smoothstep(x: FloatArray) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class Path:
+class Polyline:
     """A polyline resampled at a fixed interval, with arc length and headings."""
 
     points: FloatArray  # (n, 2)
     s: FloatArray  # (n,) cumulative arc length, s[0] == 0
 
     @classmethod
-    def from_points(cls, points: Sequence[Sequence[float]] | FloatArray, *, step: float = _STEP_M) -> Path:
+    def from_points(cls, points: Sequence[Sequence[float]] | FloatArray, *, step: float = _STEP_M) -> Polyline:
         """Resample raw points (duplicates dropped) at ``step`` metres.
 
         Raises:
@@ -99,22 +99,22 @@ class Path:
         d = np.asarray(xy, dtype=np.float64) - self.points[index]
         return float(-math.sin(h) * d[0] + math.cos(h) * d[1])
 
-    def sub(self, s0: float, s1: float | None = None) -> Path:
+    def sub(self, s0: float, s1: float | None = None) -> Polyline:
         """The part between arc lengths ``s0`` and ``s1``."""
         s1 = self.length if s1 is None else s1
         mask = (self.s > s0) & (self.s < s1)
         pts = np.vstack([self.position(s0), self.points[mask], self.position(s1)])
-        return Path.from_points(pts)
+        return Polyline.from_points(pts)
 
-    def extended(self, metres: float) -> Path:
+    def extended(self, metres: float) -> Polyline:
         """The path continued straight on past its end (vehicles keep going after their route)."""
         if metres <= 0:
             return self
         end = self.position(self.length + metres)
-        return Path.from_points(np.vstack([self.points, end]))
+        return Polyline.from_points(np.vstack([self.points, end]))
 
 
-def lane_shift(base: Path, target: Path, s_start: float, s_end: float) -> Path:
+def lane_shift(base: Polyline, target: Polyline, s_start: float, s_end: float) -> Polyline:
     """Leave ``base`` for ``target`` between arc lengths ``s_start`` and ``s_end`` of ``base``.
 
     The target is followed from the point nearest to where the shift ends, so it may run the other way
@@ -137,10 +137,10 @@ def lane_shift(base: Path, target: Path, s_start: float, s_end: float) -> Path:
     h_tgt = target.heading(float(target.s[j]))
     forward = math.cos(h_base - h_tgt) >= 0
     rest = target.points[j:] if forward else target.points[: j + 1][::-1]
-    return Path.from_points(np.vstack([before, blend, rest]))
+    return Polyline.from_points(np.vstack([before, blend, rest]))
 
 
-def turn_off_road(base: Path, s_turn: float, *, left: bool, across_m: float, radius: float = 6.0) -> Path:
+def turn_off_road(base: Polyline, s_turn: float, *, left: bool, across_m: float, radius: float = 6.0) -> Polyline:
     """Leave the road by turning left/right at ``s_turn`` (into a driveway), ending ``across_m`` to the side.
 
     Used for a turn on a road without a junction: the narrative's gas-station or driveway turn.
@@ -160,10 +160,10 @@ def turn_off_road(base: Path, s_turn: float, *, left: bool, across_m: float, rad
     exit_dir = sign * n_left
     tail = arc[-1] + np.outer(np.linspace(0.5, max(1.0, across_m), 12), exit_dir)
     i0 = int(np.searchsorted(base.s, s_turn))
-    return Path.from_points(np.vstack([base.points[:i0], arc, tail]))
+    return Polyline.from_points(np.vstack([base.points[:i0], arc, tail]))
 
 
-def closest_approach(a: Path, b: Path) -> tuple[int, int, float]:
+def closest_approach(a: Polyline, b: Polyline) -> tuple[int, int, float]:
     """Indices of the nearest pair of points of two paths and their distance."""
     d = np.sum((a.points[:, None, :] - b.points[None, :, :]) ** 2, axis=2)
     i, j = np.unravel_index(int(np.argmin(d)), d.shape)

@@ -21,7 +21,7 @@ from typing import Literal
 
 import numpy as np
 
-from runners.simulators.metadrive.paths import Path, closest_approach
+from runners.simulators.metadrive.paths import Polyline, closest_approach
 
 __all__ = ["ACCEL_MPS2", "Conflict", "Mover", "Placement", "Solution", "find_conflict", "solve_placement"]
 
@@ -40,7 +40,7 @@ class Mover:
     """One actor as the solver sees it."""
 
     id: str
-    path: Path
+    path: Polyline
     speed: float  # cruise speed, m/s
     length: float
     width: float

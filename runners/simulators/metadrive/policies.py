@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from runners.simulators.metadrive.paths import Path
+from runners.simulators.metadrive.paths import Polyline
 
 __all__ = ["DriverPlan", "ScriptedDriver"]
 
@@ -24,7 +24,7 @@ __all__ = ["DriverPlan", "ScriptedDriver"]
 class DriverPlan:
     """What a scripted actor does: its path, target speed and departure time."""
 
-    path: Path
+    path: Polyline
     speed: float  # m/s
     depart_t: float = 0.0  # seconds; math.inf = stays where it is
 

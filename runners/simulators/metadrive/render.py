@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path as FsPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -188,7 +188,7 @@ def _summary(collisions: Sequence[SimCollision]) -> list[str]:
 
 
 def render_png(
-    path: FsPath,
+    path: Path,
     bg: MapBackground,
     trajectories: Mapping[str, Sequence[Pose]],
     dims: Mapping[str, tuple[float, float]],
@@ -197,7 +197,7 @@ def render_png(
     ego_id: str,
     title: str,
     max_side: int = 800,
-) -> FsPath:
+) -> Path:
     """Whole trajectories, the cars where they ended, collisions marked with a red cross."""
     import cv2
 
@@ -214,7 +214,7 @@ def render_png(
 
 
 def render_gif(
-    path: FsPath,
+    path: Path,
     bg: MapBackground,
     trajectories: Mapping[str, Sequence[Pose]],
     dims: Mapping[str, tuple[float, float]],
@@ -224,7 +224,7 @@ def render_gif(
     title: str,
     fps: int,
     max_side: int = 480,
-) -> FsPath:
+) -> Path:
     """One frame every 1/fps simulated seconds: trails so far, the cars, collisions once they happened."""
     from PIL import Image as PILImage
 

@@ -4,7 +4,7 @@ This module imports MetaDrive at the top; only ``runners.simulators.metadrive.si
 the asset download is disabled. :func:`block_configs` writes the map as MetaDrive's "pg_map_file"
 block list (each block's parameters fixed, nothing random), so a scenario always builds the same road.
 :class:`RoadGeometry` reads the built road network back: the node where each side's inbound lanes begin
-and its outbound lanes end, and each actor's route as a lane sequence and a :class:`Path`.
+and its outbound lanes end, and each actor's route as a lane sequence and a :class:`Polyline`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from metadrive.component.pgblock.ramp import InRampOnStraight
 from metadrive.component.pgblock.t_intersection import TInterSection
 
 from runners.simulators.metadrive.mapping import ActorPlan, MapPlan, Side
-from runners.simulators.metadrive.paths import Path, lane_shift
+from runners.simulators.metadrive.paths import Polyline, lane_shift
 
 __all__ = [
     "APPROACH_M",
@@ -125,7 +125,7 @@ class Route:
     """An actor's lanes from its entry to its exit, and the path through them (no manoeuvres)."""
 
     lanes: tuple[LaneStep, ...]
-    path: Path
+    path: Polyline
     destination: str  # the last node, MetaDrive navigation's destination
 
     def lane_at(self, s: float) -> tuple[tuple[str, str, int], float]:
@@ -234,21 +234,21 @@ class RoadGeometry:
         """A lane route and its path; where consecutive lanes do not join (an ending lane), the path blends across."""
         lanes = self.route_lanes(start, end, index)
         steps: list[LaneStep] = []
-        path: Path | None = None
+        path: Polyline | None = None
         for lane in lanes:
             pts = _sample(lane)
             if path is None:
                 steps.append(LaneStep(index=lane.index, s_start=0.0, length=float(lane.length)))
-                path = Path.from_points(pts)
+                path = Polyline.from_points(pts)
                 continue
             gap = float(np.linalg.norm(pts[0] - path.points[-1]))
             s_here = path.length
             if gap < 0.5:
-                path = Path.from_points(np.vstack([path.points, pts[1:]]))
+                path = Polyline.from_points(np.vstack([path.points, pts[1:]]))
             else:  # the lane ended: drift onto the next lane over the last stretch
                 h = lane.heading_theta_at(0.0)
                 back = pts[0] - np.outer(np.linspace(_JOIN_BLEND_M + 5, 1.0, 12), [math.cos(h), math.sin(h)])
-                target = Path.from_points(np.vstack([back, pts]))
+                target = Polyline.from_points(np.vstack([back, pts]))
                 path = lane_shift(path, target, max(0.0, s_here - _JOIN_BLEND_M), s_here)
                 s_here = path.length - float(lane.length)
             steps.append(LaneStep(index=lane.index, s_start=s_here, length=float(lane.length)))

@@ -15,7 +15,7 @@ import hashlib
 import math
 import time
 import traceback
-from pathlib import Path as FsPath
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runners.simulators.metadrive.errors import MetaDriveEngineError, UnbuildableScenarioError, UnknownActorError
 from runners.simulators.metadrive.mapping import ActorPlan, MapPlan, ScenarioPlan, plan_scenario
-from runners.simulators.metadrive.paths import Path, lane_shift, turn_off_road
+from runners.simulators.metadrive.paths import Polyline, lane_shift, turn_off_road
 from runners.simulators.metadrive.placement import Mover, Placement, Solution, solve_placement
 from runners.simulators.metadrive.policies import DriverPlan, ScriptedDriver
 from tools.crash.models import Pose, RunRecord, RunSpec, Scenario, SimSettings
@@ -158,7 +158,7 @@ class MetaDriveSimulator:
         return plan
 
     # -- one run -------------------------------------------------------------------------------------
-    def run(self, scenario: Scenario, spec: RunSpec, *, out_dir: FsPath | None = None) -> RunRecord:
+    def run(self, scenario: Scenario, spec: RunSpec, *, out_dir: Path | None = None) -> RunRecord:
         """Simulate one run (blocking).
 
         Args:
@@ -274,7 +274,7 @@ class MetaDriveSimulator:
         if isinstance(policy, eng.CruiseIDMPolicy):
             policy.set_target_speed(ego.target_speed)
 
-    def _drive(self, ego_route: Path, crash_time: float, actor_ids: list[str]) -> dict[str, list[Pose]]:
+    def _drive(self, ego_route: Polyline, crash_time: float, actor_ids: list[str]) -> dict[str, list[Pose]]:
         """Step until the duration, the stop after the first collision, or (optionally) everyone is done."""
         env = self._env
         manager = env.scene_manager
@@ -335,13 +335,13 @@ class MetaDriveSimulator:
     # -- actors --------------------------------------------------------------------------------------
     def _movers(
         self, plan: ScenarioPlan, ego_id: str, routes: dict[str, Any], pairs: list[tuple[str, str]]
-    ) -> tuple[dict[str, Mover], dict[str, tuple[Path, float | None]]]:
+    ) -> tuple[dict[str, Mover], dict[str, tuple[Polyline, float | None]]]:
         partners: dict[str, list[str]] = {}
         for a, b in pairs:
             partners.setdefault(a, []).append(b)
             partners.setdefault(b, []).append(a)
         movers: dict[str, Mover] = {}
-        paths: dict[str, tuple[Path, float | None]] = {}
+        paths: dict[str, tuple[Polyline, float | None]] = {}
         for aid, actor in plan.actors.items():
             length, width = _DIMS.get(actor.model, _DIMS["default"])
             route = routes[aid]
@@ -360,8 +360,8 @@ class MetaDriveSimulator:
         return movers, paths
 
     def _manoeuvre(
-        self, plan: ScenarioPlan, actor: ActorPlan, base: Path, routes: dict[str, Any], partners: list[str]
-    ) -> tuple[Path, float | None]:
+        self, plan: ScenarioPlan, actor: ActorPlan, base: Polyline, routes: dict[str, Any], partners: list[str]
+    ) -> tuple[Polyline, float | None]:
         """The scripted path: the route with the actor's lane change, wrong-way drift or driveway turn.
 
         A drift across the centre line heads for the lane of the oncoming vehicle the report says it hit
@@ -402,7 +402,7 @@ class MetaDriveSimulator:
         plan: ScenarioPlan,
         spec: RunSpec,
         routes: dict[str, Any],
-        paths: dict[str, tuple[Path, float | None]],
+        paths: dict[str, tuple[Polyline, float | None]],
         solution: Solution,
     ) -> Any:
         from runners.simulators.metadrive import engine as eng
@@ -474,7 +474,7 @@ class MetaDriveSimulator:
             )
 
     # -- output --------------------------------------------------------------------------------------
-    def _write_json(self, record: RunRecord, out_dir: FsPath) -> FsPath:
+    def _write_json(self, record: RunRecord, out_dir: Path) -> Path:
         folder = out_dir
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{record.spec.run_id}.json"
@@ -483,7 +483,7 @@ class MetaDriveSimulator:
         return path
 
     def _write(
-        self, record: RunRecord, dims: dict[str, tuple[float, float]], out_dir: FsPath, timings: RunTimings
+        self, record: RunRecord, dims: dict[str, tuple[float, float]], out_dir: Path, timings: RunTimings
     ) -> None:
         from runners.simulators.metadrive import render
 
