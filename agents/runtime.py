@@ -381,6 +381,11 @@ class AgentRunner:
                 with contextlib.suppress(Exception):
                     await msg.nak()
             raise
+        except Exception as exc:  # never an unretrieved task exception: log, and hand the batch back
+            log.error("batch failed; handing it back", agent=self.agent.name, error=f"{type(exc).__name__}: {exc}")
+            for msg in msgs:
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=1.0)
         finally:
             keepalive.cancel()
             self.counters.in_flight -= len(msgs)
@@ -396,16 +401,20 @@ class AgentRunner:
                     await msg.in_progress()
 
     async def _process_batch(self, msgs: list[Msg]) -> None:
+        """Decode, skip what was handled, handle the rest; whatever goes wrong with one message touches it alone."""
         valid: list[tuple[Msg, Event]] = []
         for msg in msgs:
-            event = await self._decode(msg)
-            if event is None:
-                continue
-            if await self.bus.was_handled(self.consumer_name, event.event_id):
-                log.info("skipping an event handled before", agent=self.agent.name, event_id=event.event_id)
-                await msg.ack_sync()
-                continue
-            valid.append((msg, event))
+            try:
+                event = await self._decode(msg)
+                if event is None:
+                    continue
+                if await self._was_handled(event.event_id):
+                    log.info("skipping an event handled before", agent=self.agent.name, event_id=event.event_id)
+                    await msg.ack_sync()
+                    continue
+                valid.append((msg, event))
+            except Exception as exc:  # a failure about this message only: set it aside, go on with the others
+                await self._reject(msg, exc)
         if not valid:
             return
         started = time.perf_counter()
@@ -414,29 +423,63 @@ class AgentRunner:
         except Exception as exc:
             outcomes = [Outcome(error=exc) for _ in valid]
         if len(outcomes) != len(valid):
-            raise RuntimeError(
+            error = RuntimeError(
                 f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for {len(valid)} events"
             )
-        await asyncio.gather(*(self._settle(msg, ev, out) for (msg, ev), out in zip(valid, outcomes, strict=True)))
+            outcomes = [Outcome(error=error) for _ in valid]
+        settled = await asyncio.gather(
+            *(self._settle(msg, ev, out) for (msg, ev), out in zip(valid, outcomes, strict=True)),
+            return_exceptions=True,
+        )
+        for (msg, ev), result in zip(valid, settled, strict=True):
+            if isinstance(result, BaseException):  # publishing or acking failed: the event comes back later
+                log.warning(
+                    "could not settle an event; it will be redelivered",
+                    agent=self.agent.name,
+                    event_id=ev.event_id,
+                    error=f"{type(result).__name__}: {result}",
+                )
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=2.0)
         log.debug(
             "batch handled", agent=self.agent.name, size=len(valid), seconds=round(time.perf_counter() - started, 4)
         )
+
+    async def _was_handled(self, event_id: str) -> bool:
+        """Whether the event was handled before; a failing lookup counts as not (outputs carry derived ids, so a
+        repeat is dropped by the server's de-duplication anyway)."""
+        try:
+            return await self.bus.was_handled(self.consumer_name, event_id)
+        except Exception as exc:
+            log.warning("handled-id lookup failed", agent=self.agent.name, error=f"{type(exc).__name__}: {exc}")
+            return False
 
     async def _decode(self, msg: Msg) -> Event | None:
         """Validate a message; bad bytes become an error event plus a dead letter (never redelivered)."""
         try:
             event = decode_event(msg.data, subject=msg.subject)
-            if event.type not in self.agent.consumed_types():
-                raise EventValidationError(msg.subject, f"{self.agent.name} does not consume {event.type!r} events")
-            return event
         except EventValidationError as exc:
-            self.counters.failed += 1
-            self.counters.last_error = str(exc)
-            with structlog.contextvars.bound_contextvars(agent=self.agent.name, subject=msg.subject):
-                log.warning("invalid event", reason=exc.reason)
-            excerpt = msg.data[:200].decode("utf-8", errors="replace")
-            await self._dead_letter(msg, reason=str(exc), error=exc, excerpt=excerpt)
+            await self._reject(msg, exc, reason=exc.reason)
             return None
+        if event.type not in self.agent.consumed_types():
+            wrong = EventValidationError(msg.subject, f"{self.agent.name} does not consume {event.type!r} events")
+            await self._reject(msg, wrong, reason=wrong.reason)
+            return None
+        return event
+
+    async def _reject(self, msg: Msg, exc: BaseException, *, reason: str | None = None) -> None:
+        """Set one message aside for good: an error event plus a dead letter with the reason (never raises)."""
+        self.counters.failed += 1
+        self.counters.last_error = str(exc)[:500]
+        with structlog.contextvars.bound_contextvars(agent=self.agent.name, subject=msg.subject):
+            log.warning("invalid event", reason=reason or f"{type(exc).__name__}: {exc}"[:500])
+        excerpt = msg.data[:200].decode("utf-8", errors="replace")
+        try:
+            await self._dead_letter(msg, reason=str(exc), error=exc, excerpt=excerpt)
+        except Exception as dl_exc:  # the bus is down: hand the message back; it is rejected again later
+            log.error("could not dead-letter a message", agent=self.agent.name, error=str(dl_exc))
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=5.0)
 
     async def _settle(self, msg: Msg, event: Event, outcome: Outcome) -> None:
         with structlog.contextvars.bound_contextvars(
