@@ -12,7 +12,7 @@ from memory import MiniLMEmbedder
 from runners.config import DrivemtConfig
 from runners.host.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder
-from tools.crash.templates import ScenarioTemplate, packaged_templates
+from tools.crash.templates import packaged_templates
 
 
 @pytest.fixture
@@ -68,4 +68,4 @@ async def test_templates_live_in_qdrant_and_user_templates_win(daemon: Daemon) -
     await daemon.bus.publish(report("nolanes", text))
     (ev,) = await rec.wait_for(lambda evs: len(evs) == 1, timeout=30)
     assert isinstance(ev, ScenarioExtracted) and ev.payload.scenario.road_network.lanes == 4
-    assert isinstance(mine, ScenarioTemplate)
+    assert ev.payload.template == "Straight"  # the stored site template, not the packaged two-lane one

@@ -106,3 +106,22 @@ async def test_second_daemon_on_same_data_dir_is_refused(config: DrivemtConfig, 
         with pytest.raises(DaemonRunningError, match="already runs"):
             async with Daemon(local, embedder=embedder):
                 pass
+
+
+async def test_status_lists_every_agents_queue(daemon: Daemon) -> None:
+    """`drivemt status` lists the work queue of every agent the daemon runs (all seven), with its depth."""
+    from runners.clients.ops import collect_status
+
+    assert daemon.bus is not None
+    info = await collect_status(daemon.bus)
+    queues = {c["name"] for c in info["consumers"]}
+    assert queues == {r.agent.name for r in daemon.runners} == {
+        "m-agent",
+        "validator",
+        "crash-extractor",
+        "sim-planner",
+        "sim-runner",
+        "judge",
+        "tl-augmenter",
+    }
+    assert all(c["pending"] == 0 for c in info["consumers"])
