@@ -115,13 +115,17 @@ async def test_status_lists_every_agents_queue(daemon: Daemon) -> None:
     assert daemon.bus is not None
     info = await collect_status(daemon.bus)
     queues = {c["name"] for c in info["consumers"]}
-    assert queues == {r.agent.name for r in daemon.runners} == {
-        "m-agent",
-        "validator",
-        "crash-extractor",
-        "sim-planner",
-        "sim-runner",
-        "judge",
-        "tl-augmenter",
-    }
+    assert (
+        queues
+        == {r.agent.name for r in daemon.runners}
+        == {
+            "m-agent",
+            "validator",
+            "crash-extractor",
+            "sim-planner",
+            "sim-runner",
+            "judge",
+            "tl-augmenter",
+        }
+    )
     assert all(c["pending"] == 0 for c in info["consumers"])
