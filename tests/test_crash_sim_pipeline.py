@@ -15,6 +15,7 @@ from bus import (
     CrashVerdict,
     ErrorDomain,
     ErrorReported,
+    Event,
     SimCompleted,
     SimRequested,
     ViolationFound,
@@ -284,5 +285,10 @@ async def test_verdicts_and_report_agree_and_the_report_is_drawn_once_the_batch_
     assert by_case["119839"]["reproduced"] is True  # the reported pair collides first
     html = report.read_text()
     assert f"<td>{totals['reproduced']} of 2</td>" in html and f"<b>{totals['violations']}</b>" in html
-    progress = [e for e in rec.of(ProgressReported) if e.payload.stage == "crash-batch"]  # type: ignore[attr-defined]
+
+    def batch_progress(evs: list[Event]) -> list[Event]:
+        return [e for e in evs if isinstance(e, ProgressReported) and e.payload.stage == "crash-batch"]
+
+    await rec.wait_for(lambda evs: len(batch_progress(evs)) == 2, timeout=30)
+    progress = batch_progress(rec.events)
     assert sorted(e.payload.done for e in progress) == [1, 2] and all(e.payload.total == 2 for e in progress)  # type: ignore[attr-defined]
