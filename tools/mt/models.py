@@ -1,0 +1,138 @@
+"""The AutoMT domain's data: driving test cases (frames plus ego speed and steering), their metadata and truth.
+
+A :class:`DrivingCase` is what AutoMT tests: consecutive camera frames (AutoMT uses 10 at 10 FPS), with, per
+frame, the ego's speed in km/h and its steering angle in radians, positive to the left (the steering-wheel
+angle, as Udacity and A2D2 record it). Frames are artefact refs (:mod:`tools.common.artifacts`), never
+absolute paths. Optional metadata (time, weather, canonical road type, objects) is what a dataset states;
+the T-Agent describes a case whether or not it has any. Pure data: events carry these models.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "CASE_FPS",
+    "CASE_FRAMES",
+    "FAULT_RULES",
+    "CaseMetadata",
+    "DrivingCase",
+    "EgoSample",
+    "FaultRule",
+    "FrameTruth",
+    "ObjectBox",
+    "TimeOfDay",
+    "Weather",
+]
+
+CASE_FRAMES = 10
+"""Frames per test case (AutoMT: 10 consecutive frames)."""
+CASE_FPS = 10.0
+"""Frames per second of a case (AutoMT: 10 FPS)."""
+
+TimeOfDay = Literal["day", "dusk", "night"]
+Weather = Literal["clear", "rain", "fog", "snow"]
+FaultRule = Literal[
+    "red-light", "stop-sign", "pedestrian", "cyclist", "lead-vehicle", "school-zone", "fog", "rain", "snow", "night"
+]
+FAULT_RULES: tuple[str, ...] = (
+    "red-light",
+    "stop-sign",
+    "pedestrian",
+    "cyclist",
+    "lead-vehicle",
+    "school-zone",
+    "fog",
+    "rain",
+    "snow",
+    "night",
+)
+"""The traffic rules the synthetic driver obeys, each of which a faulty driver can be made to ignore."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EgoSample(_Model):
+    """The ego's state at one frame."""
+
+    speed_kmh: float = Field(ge=0.0, le=400.0, description="Speed in km/h.")
+    steering_rad: float = Field(
+        ge=-4 * math.pi, le=4 * math.pi, description="Steering-wheel angle in radians, positive to the left."
+    )
+
+    @field_validator("speed_kmh", "steering_rad")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+
+class ObjectBox(_Model):
+    """One object seen in a frame, with its box in pixels."""
+
+    kind: str = Field(description="vehicle, bus, truck, pedestrian, cyclist, traffic_light, stop_sign, ...")
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    distance_m: float | None = Field(default=None, description="Distance ahead of the camera, where known.")
+    state: str | None = Field(default=None, description="A traffic light's state (red, yellow, green).")
+    track: int | None = Field(default=None, description="The same object across the case's frames.")
+
+
+class CaseMetadata(_Model):
+    """What a dataset (or a describer) says about a case; every field may be unknown."""
+
+    time: TimeOfDay | None = None
+    weather: Weather | None = None
+    road_type: str | None = Field(default=None, description="A canonical ontology road type (tools.mt.roads).")
+    objects: list[str] = Field(default_factory=list, description="Kinds of objects in the scene.")
+
+
+class FrameTruth(_Model):
+    """The ground truth of one synthetic frame."""
+
+    road_type: str
+    time: TimeOfDay
+    weather: Weather
+    objects: list[ObjectBox] = Field(default_factory=list)
+    speed_kmh: float
+    steering_rad: float
+
+
+class DrivingCase(_Model):
+    """One driving test case: frames, the ego's speed and steering per frame, optional metadata."""
+
+    case_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:#-]+$")
+    source: str = Field(description="Where it came from: 'synthetic', 'udacity:<file>', 'a2d2:<file>', 'folder:<dir>'.")
+    frames: list[str] = Field(min_length=1, max_length=64, description="Artefact refs of the frames, in order.")
+    ego: list[EgoSample] = Field(min_length=1, max_length=64, description="The ego's state at each frame.")
+    fps: float = Field(default=CASE_FPS, gt=0.0, le=1000.0)
+    metadata: CaseMetadata | None = None
+    region: str | None = Field(default=None, description="Ontology region whose MRs apply (germany, california).")
+
+    @model_validator(mode="after")
+    def _aligned(self) -> DrivingCase:
+        if len(self.frames) != len(self.ego):
+            raise ValueError(f"{len(self.frames)} frames but {len(self.ego)} ego samples")
+        return self
+
+    @property
+    def mean_speed_kmh(self) -> float:
+        """Mean speed over the frames."""
+        return sum(e.speed_kmh for e in self.ego) / len(self.ego)
+
+    @property
+    def mean_steering_rad(self) -> float:
+        """Mean steering over the frames."""
+        return sum(e.steering_rad for e in self.ego) / len(self.ego)
+
+    def without_metadata(self) -> DrivingCase:
+        """The same case with its metadata withheld (to measure a describer that must read the pixels)."""
+        return self.model_copy(update={"metadata": None})

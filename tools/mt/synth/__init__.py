@@ -1,0 +1,1 @@
+"""The synthetic driving world: scenes, the scripted driver, the renderer, datasets with ground truth."""
