@@ -17,6 +17,7 @@ from bus.errors import (
 from bus.events import (
     AgentHeartbeat,
     AnyEvent,
+    CasesSubmitted,
     CrashSubmitted,
     CrashVerdict,
     DeadLettered,
@@ -45,6 +46,7 @@ __all__ = [
     "Bus",
     "BusError",
     "BusSettings",
+    "CasesSubmitted",
     "ConsumerSettings",
     "CrashSubmitted",
     "CrashVerdict",

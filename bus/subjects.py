@@ -35,6 +35,8 @@ class ErrorDomain(StrEnum):
     """Results the Judge could not judge or report."""
     TL = "tl"
     """Traffic-light datasets that could not be augmented."""
+    CASES = "cases"
+    """Driving test cases that could not be read, described or followed up."""
     AGENTS = "agents"
     """Anything else an agent refused (its own default)."""
 

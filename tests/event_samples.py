@@ -11,6 +11,7 @@ from bus import events as ev
 from bus.envelope import Event
 from tools.common.models import Provenance
 from tools.crash.models import CaseVerdict, RunRecord, RunSpec, Scenario, SimCollision, SimOptions, SimSettings
+from tools.mt.models import CaseMetadata, DrivingCase, EgoSample
 from tools.rules.models import CheckResult, MRCandidate, MRFields, StoredMR, TrafficRule
 
 __all__ = ["samples"]
@@ -175,5 +176,22 @@ def samples() -> dict[str, Event]:
             ),
         ),
         ev.ProgressReported(producer="judge", payload=ev.ProgressPayload(stage="crash-batch", done=1, total=2)),
+        ev.CasesSubmitted(
+            producer="t",
+            payload=ev.CasesSubmittedPayload(
+                cases=[
+                    DrivingCase(
+                        case_id="syn-0-00001",
+                        source="synthetic",
+                        frames=[f"b/cases/syn-0-00001/frame_{i:02d}.png" for i in range(10)],
+                        ego=[EgoSample(speed_kmh=40.0 - i, steering_rad=0.01) for i in range(10)],
+                        metadata=CaseMetadata(time="day", weather="fog", road_type="crosswalk", objects=["pedestrian"]),
+                        region="germany",
+                    )
+                ],
+                region="germany",
+                batch_size=1,
+            ),
+        ),
     ]
     return {e.type: e for e in out}

@@ -1,6 +1,6 @@
 """Every event drivemt puts on the bus, one module per domain; importing this package registers them all.
 
-``rules``, ``crash`` and ``tl`` wrap their domain's data models (``tools.<domain>.models``) in events;
+``rules``, ``crash``, ``tl`` and ``mt`` wrap their domain's data models (``tools.<domain>.models``) in events;
 ``findings`` carries violations from every pipeline; ``ops`` holds errors, dead letters, heartbeats and
 progress. :data:`AnyEvent` is derived from the registry, so a new event type needs no second list.
 """
@@ -27,6 +27,7 @@ from bus.events.crash import (
     SimRequestedPayload,
 )
 from bus.events.findings import ViolationFound, ViolationPayload
+from bus.events.mt import CasesSubmitted, CasesSubmittedPayload
 from bus.events.ops import (
     AgentHeartbeat,
     DeadLettered,
@@ -65,6 +66,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "AgentHeartbeat",
     "AnyEvent",
+    "CasesSubmitted",
+    "CasesSubmittedPayload",
     "CrashSubmitted",
     "CrashSubmittedPayload",
     "CrashVerdict",

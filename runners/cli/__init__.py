@@ -16,11 +16,13 @@ from runners.cli import (
     demo_cmds,
     eval_cmds,
     mrs_cmds,
+    mt_cmds,
     ontology_cmds,
     rules_cmds,
     tl_cmds,
     tui_cmds,
 )
+from runners.cli._common import data_app, submit_app
 
 __all__ = ["app", "main"]
 
@@ -44,7 +46,10 @@ ontology_cmds.register(app)
 tui_cmds.register(app)
 crash_cmds.register(app)
 tl_cmds.register(app)
+mt_cmds.register(app)
 demo_cmds.register(app)
+app.add_typer(submit_app, name="submit")
+app.add_typer(data_app, name="data")
 
 
 def main() -> None:

@@ -76,6 +76,12 @@ LogLevelOpt = Annotated[
 ]
 
 
+submit_app = typer.Typer(help="Publish inputs into a running daemon.", no_args_is_help=True)
+"""``drivemt submit ...``: each domain adds its command."""
+data_app = typer.Typer(help="Data: synthetic datasets and looking at cases.", no_args_is_help=True)
+"""``drivemt data ...``: each domain adds its command."""
+
+
 def fail(message: str, *, code: int = 1) -> typer.Exit:
     """Print an error for people and return the exit to raise."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)

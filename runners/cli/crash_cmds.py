@@ -39,7 +39,7 @@ CasesArg = Annotated[
 def register(app: typer.Typer) -> None:
     """Add the commands to the app."""
     app.add_typer(crash_app, name="crash")
-    from runners.cli.rules_cmds import submit_app
+    from runners.cli._common import submit_app
 
     submit_app.command("crash")(submit_crash)
 

@@ -22,19 +22,18 @@ from runners.cli._common import (
     make_config,
     progress_bar,
     run_async,
+    submit_app,
 )
 
 __all__ = ["register"]
 
 RegionOpt = Annotated[str, typer.Option("--region", "-r", help="Ontology region: germany, california, or core.")]
 
-submit_app = typer.Typer(help="Publish inputs into a running daemon.", no_args_is_help=True)
 rules_app = typer.Typer(help="Traffic rules -> metamorphic relations.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
     """Add the commands to the app."""
-    app.add_typer(submit_app, name="submit")
     app.add_typer(rules_app, name="rules")
 
 

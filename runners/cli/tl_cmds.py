@@ -20,11 +20,13 @@ from runners.cli._common import (
     NatsUrlOpt,
     connect_bus,
     console,
+    data_app,
     err_console,
     fail,
     make_config,
     progress_bar,
     run_async,
+    submit_app,
 )
 from tools.errors import DrivemtError
 
@@ -41,7 +43,6 @@ tl_app = typer.Typer(
     help="Traffic-light images (TIGAUG): augment with 12 transformations, test detectors, retrain.",
     no_args_is_help=True,
 )
-data_app = typer.Typer(help="Demo data.", no_args_is_help=True)
 
 DatasetArg = Annotated[
     Path,
@@ -81,9 +82,6 @@ DetectorOpt = Annotated[
 def register(app: typer.Typer) -> None:
     """Add the commands to the app."""
     app.add_typer(tl_app, name="tl")
-    app.add_typer(data_app, name="data")
-    from runners.cli.rules_cmds import submit_app
-
     submit_app.command("tl")(submit_tl)
 
 

@@ -207,6 +207,11 @@ class RunLayout:
         return check_ref(f"{batch_id}/tl/report.html")
 
     @staticmethod
+    def cases(batch_id: str) -> str:
+        """A batch's driving test cases (their frames, as submitted)."""
+        return check_ref(f"{batch_id}/cases")
+
+    @staticmethod
     def rules_report(batch_id: str) -> str:
         """The HTML report of a batch of rules."""
         return check_ref(f"{batch_id}/report.html")

@@ -65,10 +65,10 @@ class EgoSample(_Model):
         ge=-4 * math.pi, le=4 * math.pi, description="Steering-wheel angle in radians, positive to the left."
     )
 
-    @field_validator("speed_kmh", "steering_rad")
+    @field_validator("speed_kmh", "steering_rad", mode="before")
     @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
+    def _finite(cls, value: object) -> object:
+        if isinstance(value, int | float) and not math.isfinite(value):
             raise ValueError("must be a finite number")
         return value
 

@@ -1,0 +1,172 @@
+"""AutoMT's driving cases: ``drivemt data synth-driving``, ``drivemt data show`` and ``drivemt submit cases``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from runners.cli._common import (
+    ConfigOpt,
+    DataDirOpt,
+    NatsUrlOpt,
+    connect_bus,
+    console,
+    data_app,
+    err_console,
+    fail,
+    make_config,
+    progress_bar,
+    run_async,
+    submit_app,
+)
+from tools.errors import DrivemtError
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands to the app (``data`` and ``submit`` are shared groups)."""
+    data_app.command("synth-driving")(synth_driving)
+    data_app.command("show")(show_case)
+    submit_app.command("cases")(submit_cases)
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise fail(f"--size must be WIDTHxHEIGHT, e.g. 640x320, not {text!r}") from None
+    return w, h
+
+
+def synth_driving(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (manifest.json, cases/<id>/...).")],
+    cases: Annotated[int, typer.Option("--cases", "-n", help="How many 10-frame cases.")] = 300,
+    seed: Annotated[int, typer.Option(help="Seed of the whole set.")] = 0,
+    size: Annotated[str, typer.Option(help="Frame size WIDTHxHEIGHT.")] = "640x320",
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore",
+            help="A rule the driver ignores (a faulty driver): red-light, stop-sign, pedestrian, cyclist, "
+            "lead-vehicle, school-zone, fog, rain, snow, night. Repeat for several.",
+        ),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the manifest's summary as JSON.")] = False,
+) -> None:
+    """Draw a synthetic front-camera driving dataset with ground truth, on the CPU, with nothing downloaded.
+
+    Eight road types (straight, curve, intersection, T-junction, crosswalk, school zone, bus stop, railroad
+    crossing), day, dusk and night, rain, fog and snow; a scripted driver that obeys the traffic rules from what
+    the frames show sets each frame's speed (km/h) and steering (rad, left positive). The manifest says what each
+    case contains and each rule's share of cases.
+    """
+    from tools.mt.synth.dataset import synth_dataset
+
+    width, height = _size(size)
+    try:
+        with progress_bar("synthetic cases") as update:
+            manifest = synth_dataset(
+                out, cases=cases, seed=seed, width=width, height=height, ignore=ignore or [], progress=update
+            )
+    except ValueError as exc:
+        raise fail(str(exc)) from exc
+    if json_out:
+        print(
+            json.dumps(
+                {
+                    "out": str(out),
+                    "cases": len(manifest.cases),
+                    "shares": manifest.shares,
+                    "seconds": manifest.seconds,
+                    "frames_per_second": manifest.frames_per_second,
+                    "ignore": manifest.ignore,
+                }
+            )
+        )
+        return
+    table = Table(title=f"{len(manifest.cases)} cases -> {out}", title_justify="left")
+    table.add_column("rule")
+    table.add_column("cases with its trigger", justify="right")
+    for rule, share in manifest.shares.items():
+        table.add_row(rule + (" [red](ignored)[/]" if rule in manifest.ignore else ""), f"{share:.0%}")
+    console.print(table)
+    console.print(
+        f"drawn at {manifest.frames_per_second:.0f} frames/s (writing excluded); {manifest.seconds:.1f} s in all"
+    )
+
+
+def show_case(
+    case: Annotated[Path, typer.Argument(help="A case folder (with case.json), or a recording folder.")],
+    index: Annotated[int, typer.Option(help="Which case of a recording (0-based).")] = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="The PNG to write (<case>.png here if unset).")
+    ] = None,
+) -> None:
+    """Write a contact sheet PNG of a case: its frames with the ego's speed and steering, and its ground truth."""
+    from tools.mt.loaders import load_cases
+    from tools.mt.models import DrivingCase
+    from tools.mt.sheet import contact_sheet
+    from tools.mt.synth.dataset import SynthTruth
+    from tools.tl.images import read_image, write_image
+
+    try:
+        if (case / "case.json").is_file():
+            stored = DrivingCase.model_validate_json((case / "case.json").read_text(encoding="utf-8"))
+            root = case.parent.parent
+            frames = [read_image(root / ref) for ref in stored.frames]
+            ego, metadata, case_id = stored.ego, stored.metadata, stored.case_id
+            truth_file = case / "truth.json"
+            truths = SynthTruth.model_validate_json(truth_file.read_text()).frames if truth_file.is_file() else None
+        else:
+            result = load_cases(case)
+            for problem in result.problems:
+                err_console.print(f"[yellow]skipped[/] {problem}")
+            if not 0 <= index < len(result.cases):
+                raise fail(f"{case} holds {len(result.cases)} case(s); --index {index} is out of range")
+            raw = result.cases[index]
+            frames = [read_image(p) for p in raw.frame_paths]
+            ego, metadata, case_id, truths = raw.ego, raw.metadata, raw.case_id, None
+            extra = raw.extra_files.get("truth.json")
+            if extra is not None:
+                truths = SynthTruth.model_validate_json(extra.read_text()).frames
+    except (DrivemtError, ValueError, OSError) as exc:
+        raise fail(str(exc)) from exc
+    sheet = contact_sheet(frames, ego, truths=truths, metadata=metadata, title=f"{case_id}  ({len(frames)} frames)")
+    path = out or Path(f"{case_id}.png")
+    write_image(path, sheet)
+    console.print(f"contact sheet: [bold]{path}[/]")
+
+
+def submit_cases(
+    cases: Annotated[Path, typer.Argument(help="A recording or dataset: Udacity, A2D2, frames/+ego.csv, synthetic.")],
+    region: Annotated[str, typer.Option("--region", "-r", help="Ontology region whose MRs apply.")] = "germany",
+    stride: Annotated[int | None, typer.Option(help="Frames between cases of a long recording.")] = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    nats_url: NatsUrlOpt = None,
+) -> None:
+    """Publish driving test cases into a running daemon (their frames go into its artefact store)."""
+    from runners.clients.mt import case_submissions
+    from tools.common.artifacts import LocalArtifactStore
+
+    cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
+
+    async def main() -> tuple[str, int, list[str]]:
+        correlation, events, result = case_submissions(
+            LocalArtifactStore(cfg.runs_dir), cases, region=region, stride=stride
+        )
+        if not events:
+            raise fail(f"no usable case in {cases}: " + "; ".join(str(p) for p in result.problems[:5]))
+        async with connect_bus(cfg, name="drivemt-submit") as bus:
+            await bus.publish_many(events)
+        return correlation, sum(len(e.payload.cases) for e in events), [str(p) for p in result.problems]
+
+    correlation, n, problems = run_async(main)
+    for problem in problems:
+        err_console.print(f"[yellow]skipped[/] {problem}")
+    console.print(f"submitted {n} driving case(s); batch [bold]{correlation}[/]")
