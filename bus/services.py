@@ -12,10 +12,13 @@ from bus.rpc import RpcMethod
 from tools.rules.models import MRFields, StoredMR
 
 __all__ = [
+    "MRS_CLAIM",
     "MRS_COUNT",
     "MRS_IMPORT",
     "MRS_LIST",
     "MRS_SEARCH",
+    "ClaimMR",
+    "ClaimedMR",
     "CountMRs",
     "ImportMRs",
     "ImportedMR",
@@ -101,6 +104,20 @@ class ImportMRs(BaseModel):
     mrs: list[ImportedMR] = Field(max_length=100_000)
 
 
+class ClaimMR(BaseModel):
+    """Pick the least-used of some MRs and count one more use of it (atomically, in the store's owner)."""
+
+    mr_ids: list[str] = Field(min_length=1, max_length=100_000)
+    query: str | None = Field(default=None, max_length=10_000, description="Text whose similarity breaks ties.")
+
+
+class ClaimedMR(BaseModel):
+    """The claimed MR (None when none of the ids is stored)."""
+
+    mr: StoredMR | None
+
+
+MRS_CLAIM = RpcMethod("mrs.claim", ClaimMR, ClaimedMR, "Claim the least-used of some MRs (execution count + 1).")
 MRS_LIST = RpcMethod("mrs.list", ListMRs, MRList, "Stored MRs in creation order, filtered.")
 MRS_SEARCH = RpcMethod("mrs.search", SearchMRs, MRHits, "MRs most similar to a text (MiniLM cosine).")
 MRS_COUNT = RpcMethod("mrs.count", CountMRs, MRCount, "The number of stored MRs.")

@@ -83,6 +83,10 @@ class MRStore(Protocol):
         """Number of stored MRs."""
         ...
 
+    async def claim(self, mr_ids: Sequence[str], *, query: str | None = None) -> StoredMR | None:
+        """Pick the least-used of some MRs and count one more use of it, atomically."""
+        ...
+
 
 def point_id(canonical_key: str) -> str:
     """Point id of an MR: a UUID derived from its canonical key."""
@@ -234,6 +238,46 @@ class QdrantMRStore:
         points = [models.PointStruct(id=pid, vector=vectors[pid], payload=payloads[pid]) for pid in payloads]
         self.client.upsert(coll, points=points, wait=True)
         return [self._record(pid, payloads[pid], duplicate=dup) for pid, dup in duplicate_flags]
+
+    async def claim(self, mr_ids: Sequence[str], *, query: str | None = None) -> StoredMR | None:
+        """Pick the least-used MR among ``mr_ids`` and count one more use of it, in one step.
+
+        The store runs its operations one at a time (one worker thread), so with any number of callers no
+        use is lost and two simultaneous claims see each other's counts. Ties go to the MR whose text is most
+        similar to ``query`` (MiniLM cosine), then to the smallest id.
+
+        Returns:
+            The claimed MR with its new count, or None when none of the ids is stored.
+        """
+        if not mr_ids:
+            return None
+        vector = (await asyncio.to_thread(self.embedder.encode, [query]))[0] if query else None
+
+        def run() -> StoredMR | None:
+            points = self.client.retrieve(
+                self.settings.collection,
+                ids=list(dict.fromkeys(mr_ids)),
+                with_payload=True,
+                with_vectors=vector is not None,
+            )
+            if not points:
+                return None
+
+            def key(p: Any) -> tuple[int, float, str]:
+                sim = 0.0
+                if vector is not None and p.vector is not None:
+                    v = p.vector if isinstance(p.vector, list) else next(iter(p.vector.values()))
+                    sim = float(sum(a * b for a, b in zip(vector.tolist(), v, strict=False)))
+                return int(p.payload.get("execution_count", 0)), -sim, str(p.id)
+
+            best = min(points, key=key)
+            count = int(best.payload.get("execution_count", 0)) + 1
+            self.client.set_payload(self.settings.collection, payload={"execution_count": count}, points=[best.id])
+            payload = dict(best.payload) | {"execution_count": count}
+            return self._record(str(best.id), payload)
+
+        result: StoredMR | None = await self._run(run)
+        return result
 
     async def increment_execution(self, mr_id: str, by: int = 1) -> int:
         """Count one more use of an MR (an F-Agent built a follow-up case with it)."""

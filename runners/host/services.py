@@ -11,10 +11,13 @@ from nats.micro.service import Service
 from bus import Bus
 from bus.rpc import serve
 from bus.services import (
+    MRS_CLAIM,
     MRS_COUNT,
     MRS_IMPORT,
     MRS_LIST,
     MRS_SEARCH,
+    ClaimedMR,
+    ClaimMR,
     CountMRs,
     ImportMRs,
     ListMRs,
@@ -55,6 +58,10 @@ class MRService:
         """MRs most similar to the query."""
         hits = await self.store.search(req.query.strip(), limit=req.limit, **req.filters.as_kwargs())
         return MRHits(hits=[MRHit(similarity=h.similarity, mr=h.record) for h in hits])
+
+    async def claim(self, req: ClaimMR) -> ClaimedMR:
+        """The least-used of the given MRs, its execution count incremented."""
+        return ClaimedMR(mr=await self.store.claim(req.mr_ids, query=req.query))
 
     async def count(self, req: CountMRs) -> MRCount:
         """Number of stored MRs."""
@@ -107,5 +114,6 @@ async def serve_mr_service(bus: Bus, service: MRService) -> Service:
             (MRS_SEARCH, service.search),
             (MRS_COUNT, service.count),
             (MRS_IMPORT, service.import_mrs),
+            (MRS_CLAIM, service.claim),
         ],
     )

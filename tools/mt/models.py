@@ -136,3 +136,93 @@ class DrivingCase(_Model):
     def without_metadata(self) -> DrivingCase:
         """The same case with its metadata withheld (to measure a describer that must read the pixels)."""
         return self.model_copy(update={"metadata": None})
+
+
+# -- test generation ---------------------------------------------------------------------------------------
+Method = Literal["automt", "manual", "random", "null"]
+METHODS: tuple[str, ...] = ("automt", "manual", "random", "null")
+"""How a follow-up's MR is chosen: AutoMT's matching, AutoMT's 9 manual MRs, a random draw, or a neutral edit."""
+
+
+class CaseDescription(_Model):
+    """AutoMT's representation of a case: time, weather, road type, objects, and the ego from the data."""
+
+    time: TimeOfDay | Literal["unknown"] = "unknown"
+    weather: Weather | Literal["unknown"] = "unknown"
+    road_type: str = Field(default="unknown", description="A canonical ontology road type, or 'unknown'.")
+    objects: list[str] = Field(default_factory=list)
+    speed_kmh: float = Field(description="The ego's mean speed over the case (from the data).")
+    steering_rad: float = Field(description="The ego's mean steering over the case (from the data).")
+    describer: str = Field(description="Who described it: 'offline:image-statistics' or '<provider>:<model>'.")
+    evidence: dict[str, str] = Field(default_factory=dict, description="Per field, why (statistics, metadata).")
+
+
+class PlannedMR(_Model):
+    """The MR a follow-up applies, as the F-Agent chose it."""
+
+    method: Method
+    gherkin: str
+    road_type: str
+    verb: Literal["adds", "replaces"]
+    manipulation: str = Field(description="The MR's manipulation phrase.")
+    term: str = Field(description="Its canonical ontology term (what distinct manipulations count).")
+    expected_behavior: str
+    mr_id: str | None = Field(default=None, description="The stored MR (automt), or the manual MR's id.")
+    limit_kmh: float | None = Field(
+        default=None, description="A speed limit the MR names (or one drawn below the ego)."
+    )
+
+
+class EditRecord(_Model):
+    """What the generator did to the frames (ground truth for measuring the checks; the checks never read it)."""
+
+    generator: str = Field(description="'re-render' (synthetic scene), 'classical', or 'diffusers:<pipeline>'.")
+    op: str = Field(description="'add' or 'replace'.")
+    kind: str = Field(description="What was drawn or changed: pedestrian, red light, rain, night ...")
+    place: str | None = None
+    strength: float | None = None
+    boxes: list[tuple[float, float, float, float] | None] = Field(
+        default_factory=list, description="Per frame, the added object's box in pixels (None when out of view)."
+    )
+    visible: bool = Field(default=True, description="Whether the edit shows in the frames (truth).")
+    expected_from_scene: str | None = Field(
+        default=None, description="Synthetic re-render: the scripted driver's own reaction (slow down, keep current)."
+    )
+
+
+class FollowUp(_Model):
+    """A follow-up case made from a source case by one MR."""
+
+    followup_id: str
+    source: DrivingCase
+    description: CaseDescription
+    mr: PlannedMR
+    case: DrivingCase = Field(description="The follow-up: edited frames (refs) and the source's ego data.")
+    edit: EditRecord
+    seconds: float = 0.0
+
+
+class ValidityCheck(_Model):
+    """One of the three checks of a follow-up."""
+
+    name: Literal["scenario_alignment", "manipulation_verification", "logical_alignment"]
+    passed: bool
+    reason: str
+    value: float | None = None
+    skipped: bool = False
+
+
+class Validity(_Model):
+    """The three checks; a follow-up is valid when all pass (a skipped check counts as passed)."""
+
+    checks: list[ValidityCheck]
+    checker: str = "offline:pixel-checks"
+
+    @property
+    def valid(self) -> bool:
+        """All three checks passed."""
+        return all(c.passed for c in self.checks)
+
+    def failing(self) -> list[str]:
+        """Names of the checks that failed."""
+        return [c.name for c in self.checks if not c.passed]
