@@ -135,16 +135,21 @@ def apply_environment(
             out.append(_blend(np.clip(g, 0, 255).astype(np.uint8), np.array((205, 210, 220), np.float32), a))
         return out
     if kind == "snow":
-        from tools.tl.weather import SnowParams, snow
-
         hard = np.zeros((h, w), np.float32)
         hard[int(stage.horizon) + 1 :] = 1.0
         ground = cv2.GaussianBlur(hard, (0, 0), 3)
-        snow_params = SnowParams(density=(0.03 + 0.04 * s, 0.03 + 0.05 * s))
+        n = int(w * h / 350 * (0.3 + s))
+        fx, fy = rng.random(n) * w, rng.random(n) * h
+        radius = rng.integers(1, max(2, h // 120) + 1, n)
+        fall = rng.uniform(0.04, 0.12, n) * h
         for i, f in enumerate(frames):
-            whitened = _blend(f, np.array((235, 237, 242), np.float32), ground * 0.55 * s)
-            flakes, _ = snow(whitened, seed=seed + i, params=snow_params)
-            out.append(flakes)
+            g = _blend(f, np.array((235, 237, 242), np.float32), ground * 0.55 * s)
+            g = (g.astype(np.float32) * (1 - 0.15 * s) + 0.15 * s * 200).astype(np.uint8)
+            ys = ((fy + fall * i) % h).astype(np.int32)
+            xs = ((fx + np.sin(fy + i) * 2) % w).astype(np.int32)
+            for x, y, r in zip(xs, ys, radius, strict=True):
+                cv2.circle(g, (int(x), int(y)), int(r), (246, 246, 250), -1)
+            out.append(g)
         return out
     if kind in ("fog", "smoke", "dust"):
         colour = {"fog": (205, 207, 210), "smoke": (120, 118, 115), "dust": (196, 160, 110)}[kind]
@@ -271,7 +276,7 @@ def apply_environment(
                 cv2.ellipse(g, centre, (rx + 1, ry + 1), 0, 0, 360, (120, 118, 112), -1, cv2.LINE_AA)
                 cv2.ellipse(g, centre, (rx, ry), 0, 0, 360, (22, 22, 24), -1, cv2.LINE_AA)
             elif kind == "mud":
-                cv2.ellipse(g, centre, (rx * 2, ry * 2), 0, 0, 360, (92, 66, 40), -1, cv2.LINE_AA)
+                cv2.ellipse(g, centre, (rx, ry), 0, 0, 360, (92, 66, 40), -1, cv2.LINE_AA)
             else:
                 cv2.circle(g, centre, max(1, rx), (150, 140, 120) if (d0 * 10) % 2 > 1 else (90, 85, 80), -1)
         out.append(_blend(f, g.astype(np.float32), soft * min(1.0, 0.6 + 0.4 * s)))
