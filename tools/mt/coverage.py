@@ -47,7 +47,9 @@ def coverage(ontology: object) -> list[CoverageRow]:
     return sorted(rows.values(), key=lambda r: (r.verb, not r.rendered, r.term))
 
 
-def coverage_sheet(rows: list[CoverageRow], tmp: LocalArtifactStore, *, width: int = 320, height: int = 160) -> np.ndarray:
+def coverage_sheet(
+    rows: list[CoverageRow], tmp: LocalArtifactStore, *, width: int = 320, height: int = 160
+) -> np.ndarray:
     """A contact sheet: each rendered term drawn into the same synthetic street, labelled."""
     import cv2
 
@@ -73,7 +75,9 @@ def coverage_sheet(rows: list[CoverageRow], tmp: LocalArtifactStore, *, width: i
         follow = generate_followup(tmp, base, desc, plan, followup_id=f"t{i:03d}", prefix="coverage", seed=i)
         frame = read_frames(tmp, follow.case)[5].copy()
         cv2.rectangle(frame, (0, height - 16), (width, height), (20, 20, 20), -1)
-        cv2.putText(frame, row.term[:48], (3, height - 4), cv2.FONT_HERSHEY_SIMPLEX, 0.36, (240, 240, 240), 1, cv2.LINE_AA)
+        cv2.putText(
+            frame, row.term[:48], (3, height - 4), cv2.FONT_HERSHEY_SIMPLEX, 0.36, (240, 240, 240), 1, cv2.LINE_AA
+        )
         tiles.append(frame)
     cols = 8
     while len(tiles) % cols:

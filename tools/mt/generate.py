@@ -26,6 +26,7 @@ from tools.mt.edit.objects import draw_parts
 from tools.mt.edit.stage import Placement, Stage, estimate_horizon, travelled
 from tools.mt.models import CaseDescription, DrivingCase, EditRecord, FollowUp, PlannedMR
 from tools.mt.synth.dataset import SynthTruth, render_case, write_case
+from tools.mt.synth.driver import visibility_m
 from tools.mt.synth.scene import AddObject, SceneEdit, SetTime, SetWeather, apply_edit
 from tools.mt.terms import OBJECTS, Recipe, place_from_phrase, recipe_for_phrase
 
@@ -86,7 +87,12 @@ def null_plan(case: DrivingCase) -> PlannedMR:
 def _placement(recipe: Recipe, place: str, rng: random.Random, *, null: bool = False) -> Placement:
     w, h = recipe.size_m() if recipe.family != "marking" else (3.5, 0.0)
     if null:
-        return Placement(ahead_m=rng.uniform(45.0, 60.0), lateral_m=rng.choice([-1, 1]) * rng.uniform(9.0, 12.0), width_m=w, height_m=h)
+        return Placement(
+            ahead_m=rng.uniform(45.0, 60.0),
+            lateral_m=rng.choice([-1, 1]) * rng.uniform(9.0, 12.0),
+            width_m=w,
+            height_m=h,
+        )
     if place == "roadside":
         return Placement(ahead_m=rng.uniform(14.0, 24.0), lateral_m=rng.uniform(3.0, 3.8), width_m=w, height_m=h)
     if place == "crossing":
@@ -99,7 +105,9 @@ def _placement(recipe: Recipe, place: str, rng: random.Random, *, null: bool = F
             lateral_speed_mps=-start * rng.uniform(0.9, 1.4),
         )
     if place == "oncoming":
-        return Placement(ahead_m=rng.uniform(25.0, 40.0), lateral_m=-3.5, width_m=w, height_m=h, speed_mps=-rng.uniform(5.0, 10.0))
+        return Placement(
+            ahead_m=rng.uniform(25.0, 40.0), lateral_m=-3.5, width_m=w, height_m=h, speed_mps=-rng.uniform(5.0, 10.0)
+        )
     if place == "overhead":
         return Placement(ahead_m=rng.uniform(30.0, 40.0), lateral_m=0.0, width_m=w, height_m=h)
     return Placement(ahead_m=rng.uniform(14.0, 24.0), lateral_m=0.0, width_m=w, height_m=h)
@@ -112,7 +120,7 @@ def _light(frame: np.ndarray, box: tuple[float, float, float, float]) -> float:
     x1, x2 = max(0, x1 - (x2 - x1)), min(w, x2 + (x2 - x1))
     y1, y2 = max(0, y1), min(h, y2 + 2)
     region = frame[y1:y2, x1:x2] if y2 > y1 and x2 > x1 else frame
-    return float(np.clip(region.mean() / 125.0, 0.3, 1.15))
+    return float(np.clip(region.mean() / 125.0, 0.55, 1.15))  # at night, the ego's headlights light it
 
 
 def _synth_edit(recipe: Recipe, place: str, rng: random.Random, plan: PlannedMR) -> SceneEdit | None:
@@ -123,7 +131,9 @@ def _synth_edit(recipe: Recipe, place: str, rng: random.Random, plan: PlannedMR)
         return SetWeather(weather=kind, strength=0.85)  # type: ignore[arg-type]
     if op == "time":
         return SetTime(time=kind)  # type: ignore[arg-type]
-    synth_place = {"ahead": "ahead", "roadside": "roadside", "crossing": "crossing", "oncoming": "oncoming"}.get(place, "roadside")
+    synth_place = {"ahead": "ahead", "roadside": "roadside", "crossing": "crossing", "oncoming": "oncoming"}.get(
+        place, "roadside"
+    )
     if state in ("oncoming", "crossing"):
         synth_place, state = state, None
     if kind == "speed_sign" and plan.limit_kmh is not None:
@@ -172,16 +182,30 @@ def generate_followup(
             spec = apply_edit(truth.spec, edit)
             sample = read_frames(store, case)[0]
             rendered = render_case(spec, width=sample.shape[1], height=sample.shape[0], ignore=truth.ignore)
-            stored = write_case(store, followup_id, rendered, prefix=prefix, region=case.region, source=f"followup:{case.case_id}")
+            stored = write_case(
+                store, followup_id, rendered, prefix=prefix, region=case.region, source=f"followup:{case.case_id}"
+            )
             added = len(spec.objects) - 1 if isinstance(edit, AddObject) else None
+            seen_within = 0.8 * visibility_m(spec, edit.kind if isinstance(edit, AddObject) else "")
             boxes = [
-                next(((o.x1, o.y1, o.x2, o.y2) for o in t.objects if o.track == added), None) if added is not None else None
+                next(
+                    (
+                        (o.x1, o.y1, o.x2, o.y2)
+                        for o in t.objects
+                        if o.track == added and (o.distance_m is None or o.distance_m <= seen_within)
+                    ),
+                    None,
+                )
+                if added is not None
+                else None
                 for t in rendered.truths
             ]
             record = EditRecord(
                 generator="re-render",
                 op="add" if isinstance(edit, AddObject) else "replace",
-                kind=edit.kind if isinstance(edit, AddObject) else (edit.weather if isinstance(edit, SetWeather) else edit.time),
+                kind=edit.kind
+                if isinstance(edit, AddObject)
+                else (edit.weather if isinstance(edit, SetWeather) else edit.time),
                 place=edit.place if isinstance(edit, AddObject) else None,
                 strength=edit.strength if isinstance(edit, SetWeather) else None,
                 boxes=boxes,
@@ -242,7 +266,12 @@ def generate_followup(
             raise UnrenderableError(case.case_id, f"frame {i} could not be encoded")
         refs.append(store.put(f"{folder}/frame_{i:02d}.png", buf.tobytes()))
     follow_case = DrivingCase(
-        case_id=followup_id, source=f"followup:{case.case_id}", frames=refs, ego=case.ego, fps=case.fps, region=case.region
+        case_id=followup_id,
+        source=f"followup:{case.case_id}",
+        frames=refs,
+        ego=case.ego,
+        fps=case.fps,
+        region=case.region,
     )
     return FollowUp(
         followup_id=followup_id,

@@ -257,7 +257,7 @@ def apply_environment(
             out.append(edited)
         return out
     # Things on the road: potholes, mud patches, gravel, anchored in the world.
-    count = {"potholes": 5, "mud": 9, "gravel": 60}[kind]
+    count = {"potholes": 5, "mud": 10, "gravel": 220}[kind]
     items = [
         (rng.uniform(4.0, 40.0), rng.uniform(-1.6, 1.6), rng.uniform(0.3, 1.0))
         for _ in range(max(2, int(count * (0.4 + s))))
@@ -269,7 +269,7 @@ def apply_environment(
             if d < 2.0:
                 continue
             cx, cy = stage.ground(x, d)
-            rx = max(1, round(stage.px(size * (1.2 if kind != "gravel" else 0.05), d)))
+            rx = max(1, round(stage.px(size * (1.2 if kind != "gravel" else 0.09), d)))
             ry = max(1, round(rx * min(0.6, 1.4 / d * 6)))
             centre = (round(cx), round(cy))
             if kind == "potholes":

@@ -95,7 +95,7 @@ class SceneRenderer:
         self._vis = visibility_m(spec)
         self._fog_k = 0.0
         if spec.weather == "fog":
-            self._fog_k = 2.2 / max(self._vis, 8.0)
+            self._fog_k = 1.2 / max(self._vis, 8.0)
         elif spec.weather in ("rain", "snow"):
             self._fog_k = (0.6 if spec.weather == "rain" else 0.9) * spec.weather_strength / 60.0
         self._ground_setup()
@@ -105,8 +105,12 @@ class SceneRenderer:
 
     # -- helpers -------------------------------------------------------------------------------------
     def _fog(self, c: RGB, d: float) -> RGB:
-        """A colour seen ``d`` metres away through the weather, lit by the time of day."""
-        lit = _scale(c, self._light)
+        """A colour seen ``d`` metres away through the weather, lit by the time of day (and, in the dark, by the
+        ego's headlights, which light what is near)."""
+        light = self._light
+        if self.spec.time != "day":
+            light = max(light, 0.85 * math.exp(-max(0.0, d - 20.0) / 15.0))
+        lit = _scale(c, light)
         if self._fog_k <= 0:
             return lit
         return _mix(lit, self._fog_rgb, 1.0 - math.exp(-self._fog_k * max(d, 0.0)))
