@@ -110,6 +110,21 @@ class Subjects:
 
     # -- results (stream RESULTS) ------------------------------------------------------------
     @property
+    def cases_described(self) -> str:
+        """Driving cases described (AutoMT's representation) by the T-Agent."""
+        return self._s("cases", "described")
+
+    @property
+    def followups_generated(self) -> str:
+        """Follow-up cases made by the F-Agent (or why a case got none)."""
+        return self._s("followups", "generated")
+
+    @property
+    def followups_validated(self) -> str:
+        """Follow-ups with their three validity checks."""
+        return self._s("followups", "validated")
+
+    @property
     def scenarios_extracted(self) -> str:
         """Scenario DSLs extracted from crash reports."""
         return self._s("scenarios", "extracted")
@@ -241,6 +256,9 @@ class Subjects:
     def result_subjects(self) -> list[str]:
         """Subjects captured by the results stream."""
         return [
+            self.cases_described,
+            self.followups_generated,
+            self.followups_validated,
             self.mrs_candidates,
             self.mrs_accepted,
             self.mrs_rejected,

@@ -80,6 +80,9 @@ class AgentsSettings(BaseModel):
     )
     judge: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
     tl_augmenter: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
+    t_agent: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
+    f_agent: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
+    validity_checker: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
 
 
 class ValidationSettings(BaseModel):

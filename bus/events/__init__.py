@@ -27,7 +27,16 @@ from bus.events.crash import (
     SimRequestedPayload,
 )
 from bus.events.findings import ViolationFound, ViolationPayload
-from bus.events.mt import CasesSubmitted, CasesSubmittedPayload
+from bus.events.mt import (
+    CasesDescribed,
+    CasesDescribedPayload,
+    CasesSubmitted,
+    CasesSubmittedPayload,
+    FollowupGenerated,
+    FollowupGeneratedPayload,
+    FollowupValidated,
+    FollowupValidatedPayload,
+)
 from bus.events.ops import (
     AgentHeartbeat,
     DeadLettered,
@@ -66,6 +75,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "AgentHeartbeat",
     "AnyEvent",
+    "CasesDescribed",
+    "CasesDescribedPayload",
     "CasesSubmitted",
     "CasesSubmittedPayload",
     "CrashSubmitted",
@@ -77,6 +88,10 @@ __all__ = [
     "ErrorReported",
     "Event",
     "EventRegistry",
+    "FollowupGenerated",
+    "FollowupGeneratedPayload",
+    "FollowupValidated",
+    "FollowupValidatedPayload",
     "HeartbeatPayload",
     "MRAccepted",
     "MRAcceptedPayload",

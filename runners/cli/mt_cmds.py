@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -12,6 +12,7 @@ from rich.table import Table
 from runners.cli._common import (
     ConfigOpt,
     DataDirOpt,
+    LogLevelOpt,
     NatsUrlOpt,
     connect_bus,
     console,
@@ -27,12 +28,26 @@ from tools.errors import DrivemtError
 
 __all__ = ["register"]
 
+mt_app = typer.Typer(help="AutoMT: follow-up test cases from MRs, and their validity.", no_args_is_help=True)
+MethodOpt = Annotated[str, typer.Option("--method", "-m", help="How MRs are chosen: automt, manual, random or null.")]
+
 
 def register(app: typer.Typer) -> None:
     """Add the commands to the app (``data`` and ``submit`` are shared groups)."""
     data_app.command("synth-driving")(synth_driving)
     data_app.command("show")(show_case)
     submit_app.command("cases")(submit_cases)
+    app.add_typer(mt_app, name="mt")
+    mt_app.command("generate")(mt_generate)
+    mt_app.command("coverage")(mt_coverage)
+
+
+def _method(method: str) -> str:
+    from tools.mt.models import METHODS
+
+    if method not in METHODS:
+        raise fail(f"unknown method {method!r}: use {', '.join(METHODS)}")
+    return method
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -145,28 +160,150 @@ def show_case(
 def submit_cases(
     cases: Annotated[Path, typer.Argument(help="A recording or dataset: Udacity, A2D2, frames/+ego.csv, synthetic.")],
     region: Annotated[str, typer.Option("--region", "-r", help="Ontology region whose MRs apply.")] = "germany",
+    method: MethodOpt = "automt",
+    seed: Annotated[int, typer.Option(help="Seed of the draws and placements.")] = 0,
     stride: Annotated[int | None, typer.Option(help="Frames between cases of a long recording.")] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for every case's follow-up and its checks.")] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 1800.0,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
 ) -> None:
-    """Publish driving test cases into a running daemon (their frames go into its artefact store)."""
-    from runners.clients.mt import case_submissions
+    """Publish driving test cases into a running daemon (their frames go into its artefact store); it describes them,
+    makes a follow-up of each by one MR (--method) and checks its validity."""
+    from runners.clients.mt import CaseResults, case_submissions, submit_cases_and_collect
     from tools.common.artifacts import LocalArtifactStore
 
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
+    _method(method)
 
-    async def main() -> tuple[str, int, list[str]]:
+    async def main() -> tuple[str, int, list[str], CaseResults | None]:
         correlation, events, result = case_submissions(
-            LocalArtifactStore(cfg.runs_dir), cases, region=region, stride=stride
+            LocalArtifactStore(cfg.runs_dir), cases, region=region, method=method, seed=seed, stride=stride
         )
         if not events:
             raise fail(f"no usable case in {cases}: " + "; ".join(str(p) for p in result.problems[:5]))
+        n = sum(len(e.payload.cases) for e in events)
         async with connect_bus(cfg, name="drivemt-submit") as bus:
-            await bus.publish_many(events)
-        return correlation, sum(len(e.payload.cases) for e in events), [str(p) for p in result.problems]
+            if not wait:
+                await bus.publish_many(events)
+                return correlation, n, [str(p) for p in result.problems], None
+            with progress_bar("cases") as update:
+                outcome = await submit_cases_and_collect(bus, events, timeout=timeout, on_progress=update)
+        return correlation, n, [str(p) for p in result.problems], outcome
 
-    correlation, n, problems = run_async(main)
+    correlation, n, problems, outcome = run_async(main)
     for problem in problems:
         err_console.print(f"[yellow]skipped[/] {problem}")
     console.print(f"submitted {n} driving case(s); batch [bold]{correlation}[/]")
+    if outcome is not None:
+        valid = sum(o.valid for o in outcome.outcomes.values())
+        console.print(f"{valid} of {n} case(s) got a valid follow-up ({method})")
+        if not outcome.complete():
+            raise fail(f"{n - outcome.done()} case(s) without a result after {timeout:.0f} s")
+
+
+def mt_generate(
+    cases: Annotated[Path, typer.Argument(help="A recording or dataset: Udacity, A2D2, frames/+ego.csv, synthetic.")],
+    rules: Annotated[
+        Path | None, typer.Option("--rules", help="Traffic rules (.txt or .jsonl) whose MRs automt uses.")
+    ] = None,
+    region: Annotated[str, typer.Option("--region", "-r", help="Ontology region of the rules and cases.")] = "germany",
+    method: MethodOpt = "automt",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where the cases, follow-ups and report go.")] = Path(
+        "mt-out"
+    ),
+    seed: Annotated[int, typer.Option(help="Seed of the draws and placements.")] = 0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for every case.")] = 3600.0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the figures as one JSON object.")] = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Rules -> MRs -> descriptions -> follow-ups -> validity, in-process on a private bus.
+
+    Prints the validation rate (valid follow-ups / cases), each check's pass rate, the distinct manipulations
+    among valid follow-ups and the time; writes an HTML report with each source and follow-up side by side.
+    """
+    from runners.host.inprocess import run_generation_in_process
+    from tools.rules.files import read_rules_file
+
+    _method(method)
+    if method == "automt" and rules is None:
+        raise fail("the automt method draws from the MRs of --rules RULES.jsonl")
+    cfg = make_config(config=config, data_dir=data_dir, log_level=log_level)
+    cfg = cfg.model_copy(update={"artifacts_dir": out})
+    try:
+        rule_list = list(read_rules_file(rules, region=region)) if rules else []
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
+
+    async def main() -> Any:
+        with progress_bar(f"{method} follow-ups") as update:
+            return await run_generation_in_process(
+                cfg,
+                cases,
+                region=region,
+                method=method,
+                rules=rule_list,
+                seed=seed,
+                timeout=timeout,
+                on_progress=update,
+            )
+
+    run = run_async(main)
+    figures = dict(run.figures)
+    figures["method"] = method
+    figures["report"] = str(run.report) if run.report else None
+    figures["batch"] = run.batch
+    for problem in run.problems:
+        err_console.print(f"[yellow]skipped[/] {problem}")
+    if json_out:
+        print(json.dumps(figures))
+        return
+    console.print(
+        f"{method}: {figures['valid']} valid follow-ups of {figures['cases']} cases = "
+        f"[bold]{figures['validation_rate']:.1%}[/] validation rate; {figures['distinct_manipulations']} distinct "
+        f"manipulations; {figures['seconds']:.0f} s"
+    )
+    for name, rate in figures["checks"].items():
+        console.print(f"  {name.replace('_', ' ')}: {rate:.1%} of {figures['followups']} follow-ups")
+    if figures["report"]:
+        console.print(f"report: [bold]{figures['report']}[/]")
+
+
+def mt_coverage(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the contact sheet (coverage.png).")] = Path(
+        "mt-coverage"
+    ),
+    json_out: Annotated[bool, typer.Option("--json", help="Print every term as JSON.")] = False,
+) -> None:
+    """List every "adds" and "replaces" term of the ontology (core, Germany, California) as rendered or not, with
+    the reason, and write a contact sheet with one picture per rendered term."""
+    import tempfile
+
+    from tools.common.artifacts import LocalArtifactStore
+    from tools.mt.coverage import coverage, coverage_sheet
+    from tools.rules.ontology import load_ontology
+    from tools.tl.images import write_image
+
+    rows = coverage(load_ontology())
+    rendered = sum(r.rendered for r in rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        sheet = coverage_sheet(rows, LocalArtifactStore(tmp))
+    path = write_image(out / "coverage.png", sheet)
+    if json_out:
+        print(
+            json.dumps(
+                {"rendered": rendered, "terms": len(rows), "sheet": str(path), "rows": [r.__dict__ for r in rows]}
+            )
+        )
+        return
+    table = Table(title=f"{rendered} of {len(rows)} terms rendered ({rendered / len(rows):.0%})", title_justify="left")
+    for col in ("verb", "term", "regions", "rendered", "how / why"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        how = (r.how + (f" ({r.note})" if r.note else "")) if r.rendered else r.note
+        table.add_row(r.verb, r.term, ",".join(r.regions), "[green]yes[/]" if r.rendered else "[red]no[/]", how)
+    console.print(table)
+    console.print(f"contact sheet: [bold]{path}[/]")

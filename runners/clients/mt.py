@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from bus import CasesSubmitted
+from bus import Bus, CasesSubmitted, ErrorDomain, ErrorReported, Event, FollowupGenerated, FollowupValidated, Subjects
 from bus.events import CasesSubmittedPayload
+from runners.clients.collector import Collector
 from tools.common.artifacts import ArtifactStore, RunLayout
 from tools.mt.loaders import LoadResult, import_cases, load_cases
 from tools.mt.models import CASE_FRAMES
 
-__all__ = ["case_submissions"]
+__all__ = ["CaseOutcome", "CaseResults", "case_submissions", "submit_cases_and_collect"]
 
 
 def case_submissions(
@@ -19,6 +22,8 @@ def case_submissions(
     path: Path,
     *,
     region: str | None,
+    method: str = "automt",
+    seed: int = 0,
     producer: str = "cli",
     per_event: int = 10,
     format: str | None = None,
@@ -49,9 +54,90 @@ def case_submissions(
             correlation_id=correlation,
             producer=producer,
             payload=CasesSubmittedPayload(
-                cases=cases[i : i + per_event], region=region, source=str(path), batch_size=len(cases)
+                cases=cases[i : i + per_event],
+                region=region,
+                method=method,  # type: ignore[arg-type]
+                seed=seed,
+                source=str(path),
+                batch_size=len(cases),
             ),
         )
         for i in range(0, len(cases), max(1, per_event))
     ]
     return correlation, events, result
+
+
+@dataclass
+class CaseOutcome:
+    """What one submitted case came to: a validated follow-up, no follow-up (and why), or an error."""
+
+    case_id: str
+    validated: FollowupValidated | None = None
+    generated: FollowupGenerated | None = None
+    error: ErrorReported | None = None
+
+    @property
+    def done(self) -> bool:
+        """The case has its final result."""
+        if self.validated is not None or self.error is not None:
+            return True
+        return self.generated is not None and self.generated.payload.followup is None
+
+    @property
+    def valid(self) -> bool:
+        """A follow-up was made and passed all three checks."""
+        return self.validated is not None and self.validated.payload.validity.valid
+
+
+class CaseResults:
+    """Collects the outcome of every case of a submission (use with :class:`~runners.clients.collector.Collector`)."""
+
+    def __init__(self, case_ids: Sequence[str]) -> None:
+        self.outcomes = {c: CaseOutcome(c) for c in case_ids}
+
+    @staticmethod
+    def subjects(s: Subjects) -> list[str]:
+        """Follow-ups generated and validated, and the cases domain's errors."""
+        return [s.followups_generated, s.followups_validated, s.errors(ErrorDomain.CASES)]
+
+    def on_event(self, event: Event) -> None:
+        """Keep each case's events."""
+        if isinstance(event, FollowupValidated):
+            case_id = event.payload.followup.source.case_id
+            if case_id in self.outcomes:
+                self.outcomes[case_id].validated = event
+        elif isinstance(event, FollowupGenerated):
+            case_id = event.payload.case.case_id
+            if case_id in self.outcomes:
+                self.outcomes[case_id].generated = event
+        elif isinstance(event, ErrorReported) and event.payload.item_id in self.outcomes:
+            self.outcomes[event.payload.item_id].error = event
+
+    def complete(self) -> bool:
+        """Every case has its final result."""
+        return all(o.done for o in self.outcomes.values())
+
+    def done(self) -> int:
+        """Cases with their final result."""
+        return sum(o.done for o in self.outcomes.values())
+
+
+async def submit_cases_and_collect(
+    bus: Bus,
+    events: Sequence[CasesSubmitted],
+    *,
+    timeout: float,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> CaseResults:
+    """Publish case submissions (one batch) and wait for every case's outcome."""
+    case_ids = [c.case_id for e in events for c in e.payload.cases]
+    results = CaseResults(case_ids)
+    correlation = events[0].correlation_id
+    async with Collector(bus, correlation, CaseResults.subjects(bus.subjects), results.on_event) as collector:
+        await bus.publish_many(events)
+        await collector.wait(
+            results.complete,
+            timeout=timeout,
+            on_tick=(lambda: on_progress(results.done(), len(case_ids))) if on_progress else None,
+        )
+    return results

@@ -15,6 +15,9 @@ from agents.crash.extractor import CrashExtractorAgent
 from agents.crash.planner import SimPlannerAgent
 from agents.crash.sim_runner import SimRunnerAgent
 from agents.judge import JudgeAgent
+from agents.mt.f_agent import FAgent
+from agents.mt.t_agent import TAgent
+from agents.mt.validity import ValidityAgent
 from agents.rules.m_agent import MAgent
 from agents.rules.validator import ValidatorAgent
 from agents.runtime import Agent
@@ -25,10 +28,11 @@ from memory.mr_store import QdrantMRStore, StoreSettings
 from memory.templates import TemplateStore
 from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
 from tools.common.artifacts import LocalArtifactStore
-from tools.common.llm import build_model_client, crash_extractor_model
+from tools.common.llm import build_model_client, crash_extractor_model, describer_model
 from tools.common.models import Provenance
 from tools.common.similarity import Embedder
 from tools.crash.llm_extractor import LLMCrashExtractor
+from tools.mt.llm_describer import LLMDescriber
 from tools.rules.lexicon import load_lexicon
 from tools.rules.llm_parser import LLMRuleParser
 from tools.rules.llm_validator import LLMSelfCheckValidator
@@ -109,6 +113,10 @@ class Composition:
             if crash_model is not None
             else None
         )
+        describer = describer_model(llm)
+        self.describer = (
+            LLMDescriber(model_client=client_for(describer), label=describer.label) if describer is not None else None
+        )
         self.model_clients = clients
         models = [p.name for p in self.llm_parsers]
         if llm.include_offline_parser or not self.llm_parsers:
@@ -162,6 +170,9 @@ class Composition:
         planner = SimPlannerAgent(store=self.artifacts)
         judge = JudgeAgent(bus=bus, store=self.artifacts)
         augmenter = TLAugmenterAgent(bus=bus, store=self.artifacts)
+        t_agent = TAgent(store=self.artifacts, llm=self.describer)
+        f_agent = FAgent(bus=bus, store=self.artifacts, ontology=self.ontology)
+        checker = ValidityAgent(store=self.artifacts)
         copies = iter(range(1, 1_000_000))
         return [
             ("m_agent", lambda: m_agent),
@@ -176,6 +187,9 @@ class Composition:
             ),
             ("judge", lambda: judge),
             ("tl_augmenter", lambda: augmenter),
+            ("t_agent", lambda: t_agent),
+            ("f_agent", lambda: f_agent),
+            ("validity_checker", lambda: checker),
         ]
 
     async def close(self) -> None:

@@ -6,22 +6,33 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memory.mr_store import StoreSettings
 from runners.clients.crash import CrashBatch, submit_crashes
 from runners.clients.crash import ProgressFn as CrashProgressFn
+from runners.clients.mt import CaseOutcome, CaseResults, case_submissions, submit_cases_and_collect
 from runners.clients.rules import RunSummary, submit_and_collect
 from runners.config import DrivemtConfig
 from runners.host.daemon import Daemon
+from tools.common.artifacts import LocalArtifactStore
 from tools.common.similarity import Embedder
 from tools.crash.files import CrashReport
 from tools.crash.models import SimOptions
+from tools.mt.report import GenerationResult, summarise, write_generation_report
 from tools.rules.models import TrafficRule
 
-__all__ = ["private_daemon", "run_crashes_in_process", "run_rules_in_process"]
+__all__ = [
+    "GenerationRun",
+    "private_daemon",
+    "run_crashes_in_process",
+    "run_generation_in_process",
+    "run_rules_in_process",
+]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -109,3 +120,79 @@ async def run_crashes_in_process(
         return await submit_crashes(
             daemon.bus, reports, simulate=simulate, timeout=timeout, on_progress=on_progress, source=source
         )
+
+
+@dataclass
+class GenerationRun:
+    """What ``drivemt mt generate`` came to."""
+
+    batch: str
+    results: list[GenerationResult]
+    figures: dict[str, Any]
+    report: Path | None
+    problems: list[str]
+    rules: RunSummary | None
+
+
+async def run_generation_in_process(
+    config: DrivemtConfig,
+    cases_path: Path,
+    *,
+    region: str,
+    method: str = "automt",
+    rules: Sequence[TrafficRule] = (),
+    seed: int = 0,
+    timeout: float = 3600.0,
+    on_progress: ProgressFn | None = None,
+    embedder: Embedder | None = None,
+    model_clients: Mapping[str, Any] | None = None,
+    write_report: bool = True,
+) -> GenerationRun:
+    """Rules -> MRs -> descriptions -> follow-ups -> validity, on a private bus; artefacts under the runs folder.
+
+    Args:
+        config: Configuration (its ``runs_dir`` receives the cases, follow-ups and the report).
+        cases_path: A recording or dataset (Udacity, A2D2, a folder, a drivemt synthetic set).
+        region: The ontology region of the rules and the cases.
+        method: automt, manual, random or null.
+        rules: Traffic rules whose MRs the ``automt`` method draws from.
+        seed: Seed of the draws and placements.
+        timeout: Seconds to wait for every case.
+        on_progress: Called with (cases done, cases).
+        embedder: Share a loaded embedder.
+        model_clients: Model clients by label (tests).
+        write_report: Write the HTML report.
+    """
+    started = time.perf_counter()
+    store = LocalArtifactStore(config.runs_dir)
+    async with private_daemon(
+        config, embedder=embedder, model_clients=model_clients, prefix="drivemt-mt-", artifacts_dir=config.runs_dir
+    ) as daemon:
+        assert daemon.bus is not None
+        summary = await submit_and_collect(daemon.bus, rules, timeout=timeout, source="mt generate") if rules else None
+        batch, events, loaded = case_submissions(store, cases_path, region=region, method=method, seed=seed)
+        problems = [str(p) for p in loaded.problems]
+        outcome = (
+            await submit_cases_and_collect(daemon.bus, events, timeout=timeout, on_progress=on_progress)
+            if events
+            else CaseResults([])
+        )
+    results = [_generation_result(o) for o in outcome.outcomes.values()]
+    figures = summarise(results, seconds=time.perf_counter() - started)
+    report = None
+    if write_report and results:
+        ref = write_generation_report(store, results, report_ref=f"{batch}/followups.html", figures=figures)
+        report = store.local_path(ref)
+    return GenerationRun(batch, results, figures, report, problems, summary)
+
+
+def _generation_result(o: CaseOutcome) -> GenerationResult:
+    if o.validated is not None:
+        p = o.validated.payload
+        return GenerationResult(o.case_id, "valid" if p.validity.valid else "invalid", p.followup, p.validity)
+    if o.generated is not None:
+        g = o.generated.payload
+        return GenerationResult(o.case_id, g.status, g.followup, None, g.reason)
+    if o.error is not None:
+        return GenerationResult(o.case_id, "error", reason=o.error.payload.reason)
+    return GenerationResult(o.case_id, "missing", reason="no result before the timeout")

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from tools.errors import LLMConfigurationError
 
-__all__ = ["LLMSettings", "ModelConfig", "build_model_client", "crash_extractor_model"]
+__all__ = ["LLMSettings", "ModelConfig", "build_model_client", "crash_extractor_model", "describer_model"]
 
 Provider = Literal["openai", "anthropic", "replay"]
 
@@ -69,6 +69,12 @@ class LLMSettings(BaseModel):
         default=None,
         description="The model reading crash reports (SAFE; vision-capable models also get the sketch); 'offline' "
         "keeps the rules (offline:crash-rules). Unset: the shorthand llm.model, else llm.validator, when llm.provider "
+        "is not offline; otherwise offline.",
+    )
+    describer: ModelConfig | Literal["offline"] | None = Field(
+        default=None,
+        description="The vision model describing driving cases (AutoMT's T-Agent); 'offline' keeps image statistics "
+        "(offline:image-statistics). Unset: the shorthand llm.model, else llm.validator, when llm.provider "
         "is not offline; otherwise offline.",
     )
 
@@ -146,6 +152,21 @@ def build_model_client(config: ModelConfig, *, api_key: str | None = None) -> An
         }
         return ReplayChatCompletionClient(answers, model_info=info)  # type: ignore[arg-type]
     raise LLMConfigurationError(f"unknown provider {config.provider!r}")
+
+
+def describer_model(llm: LLMSettings) -> ModelConfig | None:
+    """The model the T-Agent describes cases with, or None for the offline describer (same rule as the crash
+    extractor's: ``llm.describer``, else the shorthand model or the validator when a provider is set)."""
+    chosen = llm.describer
+    if chosen == "offline":
+        return None
+    if isinstance(chosen, ModelConfig):
+        return chosen
+    if llm.provider == "offline":
+        return None
+    if llm.model:
+        return ModelConfig(provider=llm.provider, model=llm.model, base_url=llm.base_url)
+    return llm.validator
 
 
 def crash_extractor_model(llm: LLMSettings) -> ModelConfig | None:

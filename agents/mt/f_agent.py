@@ -1,0 +1,166 @@
+"""F-Agent: each described case gets a follow-up made by one MR (AutoMT's F-Agent).
+
+Methods, chosen per submission:
+
+* ``automt``: the stored MRs that pass the filters (:mod:`tools.mt.matching`); the MR store's single owner
+  claims the least used (ties by MiniLM cosine to the case's representation, then by id) and counts its use
+  in the same step, so any number of F-Agent copies keep the count right;
+* ``manual``: one of AutoMT's 9 manual MRs, a seeded uniform draw;
+* ``random``: the case's road type with a manipulation and a behaviour drawn uniformly from the region's
+  ontology (an ablation);
+* ``null``: a behaviour-neutral edit (a distant object off the road), judged as "keep current".
+
+The follow-up is re-rendered when the case is synthetic and the world can draw the MR, else edited
+classically. No fitting MR is a result ("no applicable MR"), not an error; an MR that cannot be rendered is a
+result too, with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import structlog
+
+from agents.runtime import Agent, handles
+from bus import Bus, CasesDescribed, ErrorDomain, Event, FollowupGenerated, derived_id
+from bus.events import FollowupGeneratedPayload
+from bus.rpc import call
+from bus.services import MRS_CLAIM, MRS_LIST, ClaimMR, ListMRs, MRFilters
+from tools.common.artifacts import ArtifactStore, RunLayout
+from tools.mt.generate import UnrenderableError, generate_followup, null_plan
+from tools.mt.matching import applicable, manual_mrs, plan_from_fields, random_fields, representation, stored_term
+from tools.mt.models import PlannedMR
+from tools.mt.synth.dataset import load_truth
+from tools.rules.models import StoredMR
+from tools.rules.ontology import Ontology
+
+__all__ = ["FAgent"]
+
+log = structlog.get_logger(__name__)
+
+
+class FAgent(Agent):
+    """Makes follow-up cases.
+
+    Args:
+        bus: For the MR store's service (list, claim).
+        store: Where frames are read and follow-ups written.
+        ontology: The regions' vocabularies (the random method, canonical terms).
+        cache_s: Seconds a region's MR list is reused before it is asked again.
+    """
+
+    name: ClassVar[str] = "f-agent"
+    produces = (FollowupGenerated,)
+    error_domain = ErrorDomain.CASES
+
+    def __init__(self, *, bus: Bus, store: ArtifactStore, ontology: Ontology, cache_s: float = 2.0) -> None:
+        self.bus = bus
+        self.store = store
+        self.ontology = ontology
+        self.cache_s = cache_s
+        self._mrs: dict[str, tuple[float, list[StoredMR]]] = {}
+
+    async def _region_mrs(self, region: str | None) -> list[StoredMR]:
+        key = region or ""
+        cached = self._mrs.get(key)
+        if cached is not None and time.monotonic() - cached[0] < self.cache_s:
+            return cached[1]
+        reply = await call(self.bus, MRS_LIST, ListMRs(limit=10_000_000, filters=MRFilters(region=region)), timeout=60)
+        self._mrs[key] = (time.monotonic(), reply.mrs)
+        return reply.mrs
+
+    async def plan(self, event: CasesDescribed) -> tuple[PlannedMR | None, str, int]:
+        """The MR of a case by its submission's method, why there is none, and how many MRs fit (automt)."""
+        p = event.payload
+        case, desc = p.case, p.description
+        rng = random.Random(f"{p.seed}:{case.case_id}:{p.method}")
+        if p.method == "null":
+            return null_plan(case), "", 0
+        if p.method == "manual":
+            pick = rng.choice(manual_mrs())
+            return (
+                plan_from_fields(
+                    "manual",
+                    pick.fields,
+                    term=pick.fields.manipulation,
+                    desc=desc,
+                    rng=rng,
+                    mr_id=pick.id,
+                    gherkin=pick.gherkin,
+                ),
+                "",
+                0,
+            )
+        if p.method == "random":
+            vocab = self.ontology.vocabulary(p.region or "core")
+            fields, term = random_fields(vocab, desc, rng)
+            return plan_from_fields("random", fields, term=term, desc=desc, rng=rng), "", 0
+        fitting = []
+        reasons: dict[str, int] = {}
+        for mr in await self._region_mrs(p.region):
+            ok, why = applicable(mr.fields, p.region, mr.region, desc)
+            if ok:
+                fitting.append(mr)
+            else:
+                reasons[why.split(" (")[0]] = reasons.get(why.split(" (")[0], 0) + 1
+        if not fitting:
+            top = ", ".join(f"{k} x{v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
+            return None, f"no stored MR fits this case ({top or 'no MR stored for the region'})", 0
+        claimed = (
+            await call(self.bus, MRS_CLAIM, ClaimMR(mr_ids=[m.mr_id for m in fitting], query=representation(desc)))
+        ).mr
+        if claimed is None:
+            return None, "the fitting MRs are no longer stored", len(fitting)
+        plan = plan_from_fields(
+            "automt",
+            claimed.fields,
+            term=stored_term(claimed),
+            desc=desc,
+            rng=rng,
+            mr_id=claimed.mr_id,
+            gherkin=claimed.gherkin,
+        )
+        return plan, "", len(fitting)
+
+    @handles(CasesDescribed)
+    async def on_described(self, event: CasesDescribed) -> Sequence[Event]:
+        """Choose the case's MR and make its follow-up."""
+        p = event.payload
+        case = p.case
+        plan, reason, candidates = await self.plan(event)
+        fields: dict[str, Any] = {
+            "case": case,
+            "description": p.description,
+            "region": p.region,
+            "method": p.method,
+            "seed": p.seed,
+            "batch_size": p.batch_size,
+            "candidates": candidates,
+        }
+        if plan is None:
+            return [self._out(event, FollowupGeneratedPayload(status="no_applicable_mr", reason=reason, **fields))]
+        followup_id = f"{case.case_id.replace(':', '_').replace('#', '_')}-{p.method}"
+        prefix = f"{RunLayout.batch(event.correlation_id)}/followups"
+
+        def make() -> Any:
+            truth = load_truth(self.store, case)  # a synthetic case carries its scene; others have none
+            return generate_followup(
+                self.store, case, p.description, plan, followup_id=followup_id, prefix=prefix, seed=p.seed, truth=truth
+            )
+
+        try:
+            follow = await asyncio.to_thread(make)
+        except UnrenderableError as exc:
+            return [self._out(event, FollowupGeneratedPayload(status="unrenderable", reason=str(exc), **fields))]
+        return [self._out(event, FollowupGeneratedPayload(status="generated", followup=follow, **fields))]
+
+    def _out(self, event: CasesDescribed, payload: FollowupGeneratedPayload) -> FollowupGenerated:
+        return FollowupGenerated(
+            **event.caused(event_id=derived_id(event.event_id, "followup", payload.method)),
+            producer=self.name,
+            payload=payload,
+        )
