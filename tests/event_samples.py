@@ -11,7 +11,17 @@ from bus import events as ev
 from bus.envelope import Event
 from tools.common.models import Provenance
 from tools.crash.models import CaseVerdict, RunRecord, RunSpec, Scenario, SimCollision, SimOptions, SimSettings
-from tools.mt.models import CaseMetadata, DrivingCase, EgoSample
+from tools.mt.models import (
+    CaseDescription,
+    CaseMetadata,
+    DrivingCase,
+    EditRecord,
+    EgoSample,
+    FollowUp,
+    PlannedMR,
+    Validity,
+    ValidityCheck,
+)
 from tools.rules.models import CheckResult, MRCandidate, MRFields, StoredMR, TrafficRule
 
 __all__ = ["samples"]
@@ -19,6 +29,47 @@ __all__ = ["samples"]
 
 def samples() -> dict[str, Event]:
     """Event type -> a sample event of that type."""
+    case = DrivingCase(
+        case_id="syn-0-00001",
+        source="synthetic",
+        frames=[f"b/cases/syn-0-00001/frame_{i:02d}.png" for i in range(10)],
+        ego=[EgoSample(speed_kmh=40.0 - i, steering_rad=0.01) for i in range(10)],
+        metadata=CaseMetadata(time="day", weather="clear", road_type="crosswalk", objects=["pedestrian"]),
+        region="germany",
+    )
+    description = CaseDescription(
+        speed_kmh=35.5,
+        steering_rad=0.01,
+        describer="offline:image-statistics",
+        time="day",
+        weather="clear",
+        road_type="crosswalk",
+        objects=["pedestrian"],
+    )
+    followup = FollowUp(
+        followup_id="syn-0-00001-fog",
+        source=case,
+        description=description,
+        mr=PlannedMR(
+            method="automt",
+            gherkin="Given ...",
+            road_type="any roads",
+            verb="replaces",
+            manipulation="fog",
+            term="fog",
+            expected_behavior="slow down",
+            mr_id="m1",
+        ),
+        case=case.model_copy(
+            update={
+                "case_id": "syn-0-00001-fog",
+                "metadata": None,
+                "frames": [f"b/followups/f/frame_{i:02d}.png" for i in range(10)],
+            }
+        ),
+        edit=EditRecord(generator="classical", op="replace", kind="fog", strength=0.85),
+        seconds=0.12,
+    )
     rule = TrafficRule(id="de-01", text="Slow down in fog.", region="germany")
     fields = MRFields(road_type="any roads", verb="replaces", manipulation="fog", expected_behavior="slow down")
     cand = MRCandidate(mr=fields, parser="offline:ontology-grounded", confidence=0.8, evidence={"manipulation": "fog"})
@@ -178,18 +229,33 @@ def samples() -> dict[str, Event]:
         ev.ProgressReported(producer="judge", payload=ev.ProgressPayload(stage="crash-batch", done=1, total=2)),
         ev.CasesSubmitted(
             producer="t",
-            payload=ev.CasesSubmittedPayload(
-                cases=[
-                    DrivingCase(
-                        case_id="syn-0-00001",
-                        source="synthetic",
-                        frames=[f"b/cases/syn-0-00001/frame_{i:02d}.png" for i in range(10)],
-                        ego=[EgoSample(speed_kmh=40.0 - i, steering_rad=0.01) for i in range(10)],
-                        metadata=CaseMetadata(time="day", weather="fog", road_type="crosswalk", objects=["pedestrian"]),
-                        region="germany",
-                    )
-                ],
-                region="germany",
+            payload=ev.CasesSubmittedPayload(cases=[case], region="germany", batch_size=1),
+        ),
+        ev.CasesDescribed(
+            producer="t-agent",
+            payload=ev.CasesDescribedPayload(case=case, description=description, region="germany", batch_size=1),
+        ),
+        ev.FollowupGenerated(
+            producer="f-agent",
+            payload=ev.FollowupGeneratedPayload(
+                case=case, description=description, status="generated", followup=followup, candidates=3, batch_size=1
+            ),
+        ),
+        ev.FollowupValidated(
+            producer="validity-checker",
+            payload=ev.FollowupValidatedPayload(
+                followup=followup,
+                validity=Validity(
+                    checks=[
+                        ValidityCheck(
+                            name="scenario_alignment", passed=True, reason="SSIM 0.91 outside the edit", value=0.91
+                        ),
+                        ValidityCheck(
+                            name="manipulation_verification", passed=True, reason="contrast fell 41 %", value=0.41
+                        ),
+                        ValidityCheck(name="logical_alignment", passed=True, reason="a moving ego can slow down"),
+                    ]
+                ),
                 batch_size=1,
             ),
         ),

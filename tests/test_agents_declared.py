@@ -25,9 +25,20 @@ def _agent_classes() -> list[type[Agent]]:
 
 
 def test_every_agent_is_found() -> None:
-    """The seven agents of the daemon are discovered (so the checks below cover them)."""
+    """The ten agents of the daemon are discovered (so the checks below cover them)."""
     names = {cls.name for cls in _agent_classes()}
-    assert {"m-agent", "validator", "crash-extractor", "sim-planner", "sim-runner", "judge", "tl-augmenter"} <= names
+    assert {
+        "m-agent",
+        "validator",
+        "crash-extractor",
+        "sim-planner",
+        "sim-runner",
+        "judge",
+        "tl-augmenter",
+        "t-agent",
+        "f-agent",
+        "validity-checker",
+    } <= names
 
 
 def test_every_listed_tool_is_registered() -> None:

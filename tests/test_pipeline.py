@@ -109,7 +109,7 @@ async def test_second_daemon_on_same_data_dir_is_refused(config: DrivemtConfig, 
 
 
 async def test_status_lists_every_agents_queue(daemon: Daemon) -> None:
-    """`drivemt status` lists the work queue of every agent the daemon runs (all seven), with its depth."""
+    """`drivemt status` lists the work queue of every agent the daemon runs (all ten), with its depth."""
     from runners.clients.ops import collect_status
 
     assert daemon.bus is not None
@@ -126,6 +126,9 @@ async def test_status_lists_every_agents_queue(daemon: Daemon) -> None:
             "sim-runner",
             "judge",
             "tl-augmenter",
+            "t-agent",
+            "f-agent",
+            "validity-checker",
         }
     )
     assert all(c["pending"] == 0 for c in info["consumers"])

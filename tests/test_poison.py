@@ -129,6 +129,9 @@ async def test_every_consumer_sets_a_poison_aside_and_goes_on(daemon: Daemon) ->
         "sim-runner",
         "judge",
         "tl-augmenter",
+        "t-agent",
+        "f-agent",
+        "validity-checker",
     }
     for _, subject in sorted(targets):
         await bus.publish_raw(subject, POISON)

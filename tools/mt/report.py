@@ -43,7 +43,10 @@ def summarise(results: Sequence[GenerationResult], *, seconds: float) -> dict[st
     made = [r for r in results if r.validity is not None]
     valid = [r for r in made if r.validity is not None and r.validity.valid]
     checks = {
-        name: (sum(1 for r in made if r.validity and next(c for c in r.validity.checks if c.name == name).passed) / len(made))
+        name: (
+            sum(1 for r in made if r.validity and next(c for c in r.validity.checks if c.name == name).passed)
+            / len(made)
+        )
         if made
         else 0.0
         for name in CHECKS
@@ -60,7 +63,9 @@ def summarise(results: Sequence[GenerationResult], *, seconds: float) -> dict[st
         "unrenderable": sum(1 for r in results if r.status == "unrenderable"),
         "errors": sum(1 for r in results if r.status in ("error", "missing")),
         "seconds": round(seconds, 2),
-        "seconds_per_followup": round(sum(r.followup.seconds for r in made if r.followup) / len(made), 3) if made else 0.0,
+        "seconds_per_followup": round(sum(r.followup.seconds for r in made if r.followup) / len(made), 3)
+        if made
+        else 0.0,
     }
 
 

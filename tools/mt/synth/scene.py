@@ -176,6 +176,9 @@ _SIGN_KINDS = {
 _COLOURS = [(180, 30, 30), (30, 60, 160), (220, 220, 225), (30, 30, 35), (120, 120, 130), (40, 110, 60), (200, 160, 40)]
 
 
+_STOP_LINE_ROADS = frozenset({"intersection", "t_junction", "crosswalk", "railroad_crossing"})
+
+
 def apply_edit(spec: SceneSpec, edit: SceneEdit) -> SceneSpec:
     """The spec with one edit applied (the original is unchanged)."""
     if isinstance(edit, SetWeather):
@@ -187,7 +190,8 @@ def apply_edit(spec: SceneSpec, edit: SceneEdit) -> SceneSpec:
     d = edit.distance_m
     if edit.kind in _SIGN_KINDS or edit.place == "roadside":
         x, speed, lateral = half + 1.6, 0.0, 0.0
-        d = max(d, spec.feature_s - 2.0) if edit.kind in {"traffic_light", "stop_sign"} else d
+        if edit.kind in {"traffic_light", "stop_sign"} and spec.road in _STOP_LINE_ROADS:
+            d = max(d, spec.feature_s - 2.0)  # at the junction's stop line, not in front of it
     elif edit.place == "crossing":
         x, speed, lateral = -half - 1.0, 0.0, 1.3
     elif edit.place == "oncoming":
