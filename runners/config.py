@@ -31,6 +31,7 @@ from runners.simulators.beamng.settings import BeamNGSettings, beamng_settings_f
 from tools.common.llm import LLMSettings, ModelConfig
 from tools.common.models import config_hash
 from tools.errors import DrivemtError
+from tools.mt.settings import GenerationSettings
 
 __all__ = [
     "AgentSettings",
@@ -137,6 +138,9 @@ class DrivemtConfig(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    generation: GenerationSettings = Field(
+        default_factory=GenerationSettings, description="How AutoMT follow-ups are drawn (classical or diffusers)."
+    )
     bus: BusSettings = Field(default_factory=BusSettings)
     agents: AgentsSettings = Field(default_factory=AgentsSettings)
     beamng: BeamNGSettings = Field(

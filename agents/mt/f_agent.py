@@ -11,7 +11,8 @@ Methods, chosen per submission:
 * ``null``: a behaviour-neutral edit (a distant object off the road), judged as "keep current".
 
 The follow-up is re-rendered when the case is synthetic and the world can draw the MR, else edited
-classically. No fitting MR is a result ("no applicable MR"), not an error; an MR that cannot be rendered is a
+classically; with the diffusers generator configured, diffusion models draw every follow-up (a model that
+cannot run is an error event per case). No fitting MR is a result ("no applicable MR"), not an error; an MR that cannot be rendered is a
 result too, with the reason.
 """
 
@@ -31,6 +32,7 @@ from bus.events import FollowupGeneratedPayload
 from bus.rpc import call
 from bus.services import MRS_CLAIM, MRS_LIST, ClaimMR, ListMRs, MRFilters
 from tools.common.artifacts import ArtifactStore, RunLayout
+from tools.mt.diffusion import DiffusionGenerator
 from tools.mt.generate import UnrenderableError, generate_followup, null_plan
 from tools.mt.matching import applicable, manual_mrs, plan_from_fields, random_fields, representation, stored_term
 from tools.mt.models import PlannedMR
@@ -51,14 +53,24 @@ class FAgent(Agent):
         store: Where frames are read and follow-ups written.
         ontology: The regions' vocabularies (the random method, canonical terms).
         cache_s: Seconds a region's MR list is reused before it is asked again.
+        diffusion: Draw follow-ups with diffusion models (else classically, re-rendering synthetic scenes).
     """
 
     name: ClassVar[str] = "f-agent"
     produces = (FollowupGenerated,)
     error_domain = ErrorDomain.CASES
 
-    def __init__(self, *, bus: Bus, store: ArtifactStore, ontology: Ontology, cache_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        *,
+        bus: Bus,
+        store: ArtifactStore,
+        ontology: Ontology,
+        cache_s: float = 2.0,
+        diffusion: DiffusionGenerator | None = None,
+    ) -> None:
         self.bus = bus
+        self.diffusion = diffusion
         self.store = store
         self.ontology = ontology
         self.cache_s = cache_s
@@ -149,7 +161,15 @@ class FAgent(Agent):
         def make() -> Any:
             truth = load_truth(self.store, case)  # a synthetic case carries its scene; others have none
             return generate_followup(
-                self.store, case, p.description, plan, followup_id=followup_id, prefix=prefix, seed=p.seed, truth=truth
+                self.store,
+                case,
+                p.description,
+                plan,
+                followup_id=followup_id,
+                prefix=prefix,
+                seed=p.seed,
+                truth=truth,
+                diffusion=self.diffusion,
             )
 
         try:

@@ -214,6 +214,14 @@ def mt_generate(
         "mt-out"
     ),
     seed: Annotated[int, typer.Option(help="Seed of the draws and placements.")] = 0,
+    generator: Annotated[
+        str | None,
+        typer.Option(
+            "--generator",
+            help="classical (CPU edits, synthetic scenes re-rendered) or diffusers (the model folders of "
+            "generation.diffusers in the configuration, on a GPU); the configuration's choice if omitted.",
+        ),
+    ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every case.")] = 3600.0,
     json_out: Annotated[bool, typer.Option("--json", help="Print the figures as one JSON object.")] = False,
     data_dir: DataDirOpt = None,
@@ -233,6 +241,11 @@ def mt_generate(
         raise fail("the automt method draws from the MRs of --rules RULES.jsonl")
     cfg = make_config(config=config, data_dir=data_dir, log_level=log_level)
     cfg = cfg.model_copy(update={"artifacts_dir": out})
+    if generator is not None:
+        if generator not in ("classical", "diffusers"):
+            raise fail(f"unknown generator {generator!r}: use classical or diffusers")
+        generation = cfg.generation.model_copy(update={"generator": generator})
+        cfg = cfg.model_copy(update={"generation": generation})
     try:
         rule_list = list(read_rules_file(rules, region=region)) if rules else []
     except DrivemtError as exc:
@@ -254,6 +267,7 @@ def mt_generate(
     run = run_async(main)
     figures = dict(run.figures)
     figures["method"] = method
+    figures["generator"] = cfg.generation.generator
     figures["report"] = str(run.report) if run.report else None
     figures["batch"] = run.batch
     for problem in run.problems:

@@ -32,6 +32,7 @@ from tools.common.llm import build_model_client, crash_extractor_model, describe
 from tools.common.models import Provenance
 from tools.common.similarity import Embedder
 from tools.crash.llm_extractor import LLMCrashExtractor
+from tools.mt.diffusion import DiffusionGenerator
 from tools.mt.llm_describer import LLMDescriber
 from tools.rules.lexicon import load_lexicon
 from tools.rules.llm_parser import LLMRuleParser
@@ -118,6 +119,12 @@ class Composition:
             LLMDescriber(model_client=client_for(describer), label=describer.label) if describer is not None else None
         )
         self.model_clients = clients
+        # Follow-ups by diffusion models: the folders and the device are checked now, so a daemon that cannot
+        # run them refuses to start with the reason, instead of failing case by case.
+        self.diffusion: DiffusionGenerator | None = None
+        if config.generation.generator == "diffusers":
+            self.diffusion = DiffusionGenerator(config.generation.diffusers)
+            self.diffusion.preflight()
         models = [p.name for p in self.llm_parsers]
         if llm.include_offline_parser or not self.llm_parsers:
             models.append(self.offline_parser.name)
@@ -171,7 +178,7 @@ class Composition:
         judge = JudgeAgent(bus=bus, store=self.artifacts)
         augmenter = TLAugmenterAgent(bus=bus, store=self.artifacts)
         t_agent = TAgent(store=self.artifacts, llm=self.describer)
-        f_agent = FAgent(bus=bus, store=self.artifacts, ontology=self.ontology)
+        f_agent = FAgent(bus=bus, store=self.artifacts, ontology=self.ontology, diffusion=self.diffusion)
         checker = ValidityAgent(store=self.artifacts)
         copies = iter(range(1, 1_000_000))
         return [

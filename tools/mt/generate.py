@@ -6,6 +6,8 @@
   10 frames with one seed; "adds" terms place an object where it belongs (on the road ahead, at the roadside,
   crossing, oncoming), scale it by perspective, light and shade it, and keep it anchored in the world as the
   ego drives (from the case's own speed data), standing in for AutoMT's video model.
+* With the diffusers generator configured (:mod:`tools.mt.diffusion`), every case is edited by AutoMT's kind of
+  models instead: InstructPix2Pix for "replaces", FLUX.1-Fill or SD inpainting for "adds".
 
 The generator records what it did (:class:`~tools.mt.models.EditRecord`); the validity checks never read it.
 """
@@ -20,6 +22,7 @@ import numpy as np
 
 from tools.common.artifacts import ArtifactStore
 from tools.errors import BadInputError
+from tools.mt.diffusion import DiffusionGenerator, paste_patch
 from tools.mt.edit.environment import apply_environment
 from tools.mt.edit.infra import draw_marking, draw_sign
 from tools.mt.edit.objects import draw_parts
@@ -158,11 +161,16 @@ def generate_followup(
     seed: int,
     truth: SynthTruth | None = None,
     strength: float = 0.85,
+    diffusion: DiffusionGenerator | None = None,
 ) -> FollowUp:
     """Make the follow-up of ``case`` under ``plan`` and write its frames into ``store`` under ``<prefix>/<id>/``.
 
+    With ``diffusion``, the frames are drawn by its models (every case, synthetic ones too, which then carry no
+    scripted reaction); without it, synthetic scenes are re-rendered and other cases edited classically.
+
     Raises:
         UnrenderableError: If the MR's manipulation cannot be drawn or the case's frames cannot be edited.
+        DiffusersUnavailableError: If ``diffusion`` cannot run (no model for the verb, a broken folder, a CPU).
     """
     started = time.perf_counter()
     rng = random.Random(f"{seed}:{case.case_id}:{plan.term}")
@@ -172,7 +180,7 @@ def generate_followup(
         raise UnrenderableError(plan.manipulation, recipe.note if recipe else "no rendering for this term")
     place = "off_path" if null else place_from_phrase(plan.manipulation, recipe.place)
     folder = store.ref(prefix, followup_id)
-    if truth is not None:
+    if truth is not None and diffusion is None:
         edit = (
             AddObject(kind="car", place="off_path", distance_m=rng.uniform(45.0, 60.0))
             if null
@@ -229,7 +237,9 @@ def generate_followup(
     horizon = _SYNTH_HORIZON if case.source == "synthetic" else estimate_horizon(frames[0])
     stage = Stage(w, h, horizon)
     moved = travelled(case.ego, case.fps)
-    if recipe.family == "environment":
+    if diffusion is not None:
+        out, record = _diffusion_edit(diffusion, frames, recipe, plan, place, rng, stage, moved, case.fps, seed, null)
+    elif recipe.family == "environment":
         out = apply_environment(frames, recipe.kind, strength=strength, seed=seed, stage=stage, travelled_m=moved)
         record = EditRecord(generator="classical", op="replace", kind=recipe.kind, strength=strength)
     else:
@@ -282,6 +292,61 @@ def generate_followup(
         edit=record,
         seconds=time.perf_counter() - started,
     )
+
+
+def _diffusion_edit(
+    diffusion: DiffusionGenerator,
+    frames: list[np.ndarray],
+    recipe: Recipe,
+    plan: PlannedMR,
+    place: str,
+    rng: random.Random,
+    stage: Stage,
+    moved: list[float],
+    fps: float,
+    seed: int,
+    null: bool,
+) -> tuple[list[np.ndarray], EditRecord]:
+    """Frames edited by the diffusion models: "replaces" per frame, "adds" painted once and carried."""
+    if recipe.family == "environment":
+        out = diffusion.replace(frames, plan.manipulation, seed=seed)
+        name = diffusion.pipeline_name("replaces")
+        return out, EditRecord(generator=f"diffusers:{name}", op="replace", kind=recipe.kind)
+    placement = _placement(recipe, place, rng, null=null)
+    boxes: list[tuple[float, float, float, float] | None] = []
+    for i, f in enumerate(frames):
+        t = i / fps
+        if recipe.family == "marking":
+            d, _ = placement.at(moved[i], t)
+            boxes.append(draw_marking(f.copy(), recipe.kind, stage, d))  # where the marking lies; drawn by the model
+        else:
+            boxes.append(placement.box(stage, moved[i], t))
+    out = [f.copy() for f in frames]
+    shown = [i for i, b in enumerate(boxes) if b is not None and b[2] - b[0] >= 2 and b[3] - b[1] >= 2]
+    if shown:
+        key = max(shown, key=lambda i: _area(boxes[i]))
+        painted = boxes[key]
+        assert painted is not None
+        patch, alpha = diffusion.paint_object(frames[key], painted, plan.manipulation, seed=seed)
+        for i in shown:
+            box = boxes[i]
+            assert box is not None
+            paste_patch(out[i], patch, alpha, box)
+    name = diffusion.pipeline_name("adds")
+    h, w = frames[0].shape[:2]
+    record = EditRecord(
+        generator=f"diffusers:{name}",
+        op="add",
+        kind=recipe.kind,
+        place=place,
+        boxes=boxes,
+        visible=_visible(boxes, (h, w)),
+    )
+    return out, record
+
+
+def _area(box: tuple[float, float, float, float] | None) -> float:
+    return 0.0 if box is None else (box[2] - box[0]) * (box[3] - box[1])
 
 
 def _visible(boxes: list[tuple[float, float, float, float] | None], shape: tuple[int, ...]) -> bool:
