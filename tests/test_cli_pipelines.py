@@ -83,9 +83,10 @@ def test_installed_console_script_answers_from_anywhere(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_demo_runs_the_three_pipelines_and_links_their_reports(tmp_path: Path) -> None:
-    """`demo` on a fresh data dir: rules, bundled crash reports and the traffic-light part (with a very short
-    detector training) all finish, and `runs/demo.html` links three reports that exist."""
+def test_demo_runs_every_part_and_links_their_reports(tmp_path: Path) -> None:
+    """`demo` on a fresh data dir: rules, AutoMT follow-ups of synthetic cases by those rules' MRs, bundled crash
+    reports and the traffic-light part (with a very short detector training) all finish, and `runs/demo.html`
+    links four reports that exist."""
     data = tmp_path / "data"
     code, out = invoke(
         "demo", "--data-dir", str(data), "--variants", "1", "--tl-train-seconds", "15", "--tl-train-images", "16",
@@ -93,8 +94,9 @@ def test_demo_runs_the_three_pipelines_and_links_their_reports(tmp_path: Path) -
     assert code == 0, out
     index = (data / "runs" / "demo.html").read_text()
     links = [part.split('"', 1)[0] for part in index.split('href="file://')[1:]]
-    assert len(links) == 3 and all(Path(link).is_file() for link in links)
+    assert len(links) == 4 and all(Path(link).is_file() for link in links)
     assert "crashes reproduced" in index and "violations in" in index
+    assert "valid follow-ups of 24 cases" in index and "validation rate" in out
     assert "crash reproduced" in out or "reported crashes reproduced" in out
     # A second demo reuses the trained detector instead of training again.
     weights = next(data.glob("demo/tl-*/detector/yolo.pt"))

@@ -3,9 +3,11 @@
 The parts run in this order, so that results show within a minute of the install:
 
 1. **Rules -> MRs**: the bundled German and California sample rules become validated metamorphic relations.
-2. **Crash reports -> scenarios**: four bundled CIREN crash narratives are extracted, simulated in MetaDrive
+2. **MRs -> follow-up cases** (AutoMT): synthetic driving cases (drawn once per data dir) are described, each
+   gets a follow-up made by the least-used fitting MR, and the follow-ups' validity is checked.
+3. **Crash reports -> scenarios**: four bundled CIREN crash narratives are extracted, simulated in MetaDrive
    with every vehicle in turn as the ego (K seeded variants), judged and reported.
-3. **Traffic lights**: a synthetic labelled dataset is drawn, a YOLO detector is trained on it on the CPU
+4. **Traffic lights**: a synthetic labelled dataset is drawn, a YOLO detector is trained on it on the CPU
    (once; later demos reuse it from the data dir), its test split is augmented with TIGAUG's twelve
    transformations and the detector's relations are checked.
 
@@ -41,7 +43,8 @@ from runners.cli._common import (
 
 __all__ = ["register"]
 
-PARTS = ("rules", "crashes", "tl")
+PARTS = ("rules", "mt", "crashes", "tl")
+MT_DEMO_CASES = 24
 
 
 def register(app: typer.Typer) -> None:
@@ -134,7 +137,9 @@ def demo(
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
     qdrant_url: QdrantUrlOpt = None,
-    parts: Annotated[str, typer.Option(help="Comma-separated parts to run: rules, crashes, tl.")] = "rules,crashes,tl",
+    parts: Annotated[
+        str, typer.Option(help="Comma-separated parts to run: rules, mt, crashes, tl.")
+    ] = "rules,mt,crashes,tl",
     variants: Annotated[int, typer.Option(help="Seeded variants per ego in the crash part (SAFE's K).")] = 5,
     workers: Annotated[int, typer.Option(help="Simulator processes of an embedded daemon (default: CPU cores).")] = 0,
     tl_train_seconds: Annotated[
@@ -152,7 +157,8 @@ def demo(
 ) -> None:
     """Run drivemt's three pipelines on the embedded defaults and write one page linking their reports.
 
-    rules: bundled traffic rules -> validated metamorphic relations. crashes: bundled crash reports -> MetaDrive
+    rules: bundled traffic rules -> validated metamorphic relations. mt: synthetic driving cases -> follow-up
+    cases by those MRs, checked for validity (AutoMT). crashes: bundled crash reports -> MetaDrive
     scenarios, each vehicle in turn the ego, judged. tl: a synthetic traffic-light set, a detector trained on it
     on the CPU (cached in the data dir), its test images augmented with TIGAUG's 12 transformations and judged.
     If a daemon already runs on the data dir (or --nats-url is given) the work goes to it instead.
@@ -177,6 +183,11 @@ def demo(
             links.append(_finish_rules(cfg, summary))
             if summary.counts()["missing"]:
                 failed.append("some rules got no result in time")
+        if "mt" in chosen:
+            mt_link, ok = await _mt_part(bus, cfg)
+            links.append(mt_link)
+            if not ok:
+                failed.append("some driving cases got no follow-up result in time")
         if "crashes" in chosen:
             batch = await _crashes_part(bus, variants)
             link, ok = _finish_crashes(cfg, batch)
@@ -225,6 +236,32 @@ async def _rules_part(bus: Any) -> Any:
 
     with progress_bar("sample rules") as update:
         return await submit_and_collect(bus, _sample_rules(), timeout=600, on_progress=update, source="bundled samples")
+
+
+async def _mt_part(bus: Any, cfg: Any) -> tuple[tuple[str, str, str], bool]:
+    from runners.cli.mt_cmds import print_figures
+    from runners.clients.mt import case_submissions, report_outcome, submit_cases_and_collect
+    from tools.common.artifacts import LocalArtifactStore
+    from tools.mt.synth.dataset import synth_dataset
+
+    started = time.perf_counter()
+    cases_dir = cfg.data_dir / "demo" / f"mt-cases-{MT_DEMO_CASES}"
+    if not (cases_dir / "manifest.json").is_file():
+        with progress_bar("synthetic driving cases") as update:
+            await asyncio.to_thread(synth_dataset, cases_dir, cases=MT_DEMO_CASES, seed=0, progress=update)
+    store = LocalArtifactStore(cfg.runs_dir)
+    batch, events, _ = case_submissions(store, cases_dir, region="germany", method="automt", producer="demo")
+    with progress_bar("follow-up cases") as update:
+        outcome = await submit_cases_and_collect(bus, events, timeout=900, on_progress=update)
+    _, figures, ref = report_outcome(store, outcome, batch=batch, seconds=time.perf_counter() - started)
+    report = store.local_path(ref) if ref else cfg.runs_dir / batch
+    print_figures("automt", figures, report)
+    console.print()
+    summary = (
+        f"{figures['valid']} valid follow-ups of {figures['cases']} cases ({figures['validation_rate']:.0%}), "
+        f"{figures['distinct_manipulations']} distinct manipulations"
+    )
+    return ("MRs → follow-up driving cases (AutoMT)", str(report), summary), outcome.complete()
 
 
 async def _crashes_part(bus: Any, variants: int) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -171,15 +172,18 @@ def submit_cases(
 ) -> None:
     """Publish driving test cases into a running daemon (their frames go into its artefact store); it describes them,
     makes a follow-up of each by one MR (--method) and checks its validity."""
-    from runners.clients.mt import CaseResults, case_submissions, submit_cases_and_collect
+    from runners.clients.mt import CaseResults, case_submissions, report_outcome, submit_cases_and_collect
     from tools.common.artifacts import LocalArtifactStore
 
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
     _method(method)
 
+    store = LocalArtifactStore(cfg.runs_dir)
+    started = time.perf_counter()
+
     async def main() -> tuple[str, int, list[str], CaseResults | None]:
         correlation, events, result = case_submissions(
-            LocalArtifactStore(cfg.runs_dir), cases, region=region, method=method, seed=seed, stride=stride
+            store, cases, region=region, method=method, seed=seed, stride=stride
         )
         if not events:
             raise fail(f"no usable case in {cases}: " + "; ".join(str(p) for p in result.problems[:5]))
@@ -197,10 +201,23 @@ def submit_cases(
         err_console.print(f"[yellow]skipped[/] {problem}")
     console.print(f"submitted {n} driving case(s); batch [bold]{correlation}[/]")
     if outcome is not None:
-        valid = sum(o.valid for o in outcome.outcomes.values())
-        console.print(f"{valid} of {n} case(s) got a valid follow-up ({method})")
+        _, figures, ref = report_outcome(store, outcome, batch=correlation, seconds=time.perf_counter() - started)
+        print_figures(method, figures, store.local_path(ref) if ref else None)
         if not outcome.complete():
             raise fail(f"{n - outcome.done()} case(s) without a result after {timeout:.0f} s")
+
+
+def print_figures(method: str, figures: dict[str, Any], report: Path | None) -> None:
+    """AutoMT's figures of a batch, one line each, and where its report is."""
+    console.print(
+        f"{method}: {figures['valid']} valid follow-ups of {figures['cases']} cases = "
+        f"[bold]{figures['validation_rate']:.1%}[/] validation rate; {figures['distinct_manipulations']} distinct "
+        f"manipulations; {figures['seconds']:.0f} s"
+    )
+    for name, rate in figures["checks"].items():
+        console.print(f"  {name.replace('_', ' ')}: {rate:.1%} of {figures['followups']} follow-ups")
+    if report is not None:
+        console.print(f"report: [bold]{report}[/]")
 
 
 def mt_generate(
@@ -275,15 +292,7 @@ def mt_generate(
     if json_out:
         print(json.dumps(figures))
         return
-    console.print(
-        f"{method}: {figures['valid']} valid follow-ups of {figures['cases']} cases = "
-        f"[bold]{figures['validation_rate']:.1%}[/] validation rate; {figures['distinct_manipulations']} distinct "
-        f"manipulations; {figures['seconds']:.0f} s"
-    )
-    for name, rate in figures["checks"].items():
-        console.print(f"  {name.replace('_', ' ')}: {rate:.1%} of {figures['followups']} follow-ups")
-    if figures["report"]:
-        console.print(f"report: [bold]{figures['report']}[/]")
+    print_figures(method, figures, run.report)
 
 
 def mt_coverage(

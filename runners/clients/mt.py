@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bus import Bus, CasesSubmitted, ErrorDomain, ErrorReported, Event, FollowupGenerated, FollowupValidated, Subjects
 from bus.events import CasesSubmittedPayload
@@ -13,8 +14,9 @@ from runners.clients.collector import Collector
 from tools.common.artifacts import ArtifactStore, RunLayout
 from tools.mt.loaders import LoadResult, import_cases, load_cases
 from tools.mt.models import CASE_FRAMES
+from tools.mt.report import GenerationResult, summarise, write_generation_report
 
-__all__ = ["CaseOutcome", "CaseResults", "case_submissions", "submit_cases_and_collect"]
+__all__ = ["CaseOutcome", "CaseResults", "case_submissions", "report_outcome", "submit_cases_and_collect"]
 
 
 def case_submissions(
@@ -88,6 +90,18 @@ class CaseOutcome:
         """A follow-up was made and passed all three checks."""
         return self.validated is not None and self.validated.payload.validity.valid
 
+    def result(self) -> GenerationResult:
+        """The case's outcome for the figures and the report."""
+        if self.validated is not None:
+            p = self.validated.payload
+            return GenerationResult(self.case_id, "valid" if p.validity.valid else "invalid", p.followup, p.validity)
+        if self.generated is not None:
+            g = self.generated.payload
+            return GenerationResult(self.case_id, g.status, g.followup, None, g.reason)
+        if self.error is not None:
+            return GenerationResult(self.case_id, "error", reason=self.error.payload.reason)
+        return GenerationResult(self.case_id, "missing", reason="no result before the timeout")
+
 
 class CaseResults:
     """Collects the outcome of every case of a submission (use with :class:`~runners.clients.collector.Collector`)."""
@@ -121,6 +135,10 @@ class CaseResults:
         """Cases with their final result."""
         return sum(o.done for o in self.outcomes.values())
 
+    def results(self) -> list[GenerationResult]:
+        """Every case's outcome, in submission order."""
+        return [o.result() for o in self.outcomes.values()]
+
 
 async def submit_cases_and_collect(
     bus: Bus,
@@ -141,3 +159,15 @@ async def submit_cases_and_collect(
             on_tick=(lambda: on_progress(results.done(), len(case_ids))) if on_progress else None,
         )
     return results
+
+
+def report_outcome(
+    store: ArtifactStore, outcome: CaseResults, *, batch: str, seconds: float, write: bool = True
+) -> tuple[list[GenerationResult], dict[str, Any], str | None]:
+    """The batch's results, its figures (AutoMT's) and the ref of its HTML report (``<batch>/followups.html``)."""
+    results = outcome.results()
+    figures = summarise(results, seconds=seconds)
+    ref = None
+    if write and results:
+        ref = write_generation_report(store, results, report_ref=f"{batch}/followups.html", figures=figures)
+    return results, figures, ref

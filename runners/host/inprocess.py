@@ -15,7 +15,7 @@ from typing import Any
 from memory.mr_store import StoreSettings
 from runners.clients.crash import CrashBatch, submit_crashes
 from runners.clients.crash import ProgressFn as CrashProgressFn
-from runners.clients.mt import CaseOutcome, CaseResults, case_submissions, submit_cases_and_collect
+from runners.clients.mt import CaseResults, case_submissions, report_outcome, submit_cases_and_collect
 from runners.clients.rules import RunSummary, submit_and_collect
 from runners.config import DrivemtConfig
 from runners.host.daemon import Daemon
@@ -23,7 +23,7 @@ from tools.common.artifacts import LocalArtifactStore
 from tools.common.similarity import Embedder
 from tools.crash.files import CrashReport
 from tools.crash.models import SimOptions
-from tools.mt.report import GenerationResult, summarise, write_generation_report
+from tools.mt.report import GenerationResult
 from tools.rules.models import TrafficRule
 
 __all__ = [
@@ -177,22 +177,8 @@ async def run_generation_in_process(
             if events
             else CaseResults([])
         )
-    results = [_generation_result(o) for o in outcome.outcomes.values()]
-    figures = summarise(results, seconds=time.perf_counter() - started)
-    report = None
-    if write_report and results:
-        ref = write_generation_report(store, results, report_ref=f"{batch}/followups.html", figures=figures)
-        report = store.local_path(ref)
+    results, figures, ref = report_outcome(
+        store, outcome, batch=batch, seconds=time.perf_counter() - started, write=write_report
+    )
+    report = store.local_path(ref) if ref else None
     return GenerationRun(batch, results, figures, report, problems, summary)
-
-
-def _generation_result(o: CaseOutcome) -> GenerationResult:
-    if o.validated is not None:
-        p = o.validated.payload
-        return GenerationResult(o.case_id, "valid" if p.validity.valid else "invalid", p.followup, p.validity)
-    if o.generated is not None:
-        g = o.generated.payload
-        return GenerationResult(o.case_id, g.status, g.followup, None, g.reason)
-    if o.error is not None:
-        return GenerationResult(o.case_id, "error", reason=o.error.payload.reason)
-    return GenerationResult(o.case_id, "missing", reason="no result before the timeout")

@@ -1,7 +1,8 @@
 """Follow-up cases: a source case edited by one MR, classically on the CPU or by re-rendering a synthetic scene.
 
-* A **synthetic** case whose MR the synthetic world can draw is re-rendered from its scene plus the edit, so
-  the follow-up has ground truth: where the edit is in every frame, and the scripted driver's own reaction.
+* A **synthetic** case whose MR the synthetic world can draw is re-rendered from its scene plus the edit, along
+  the source's path (the frames show the edit, not a reaction to it), so the follow-up has ground truth: where
+  the edit is in every frame, and the scripted driver's own reaction.
 * Any other case is edited classically: "replaces" terms change the weather, the light or the road over all
   10 frames with one seed; "adds" terms place an object where it belongs (on the road ahead, at the roadside,
   crossing, oncoming), scale it by perspective, light and shade it, and keep it anchored in the world as the
@@ -28,8 +29,9 @@ from tools.mt.edit.infra import draw_marking, draw_sign
 from tools.mt.edit.objects import draw_parts
 from tools.mt.edit.stage import Placement, Stage, estimate_horizon, travelled
 from tools.mt.models import CaseDescription, DrivingCase, EditRecord, FollowUp, PlannedMR
+from tools.mt.synth.camera import Camera
 from tools.mt.synth.dataset import SynthTruth, render_case, write_case
-from tools.mt.synth.driver import visibility_m
+from tools.mt.synth.driver import drive, visibility_m
 from tools.mt.synth.scene import AddObject, SceneEdit, SetTime, SetWeather, apply_edit
 from tools.mt.terms import OBJECTS, Recipe, place_from_phrase, recipe_for_phrase
 
@@ -189,7 +191,10 @@ def generate_followup(
         if edit is not None:
             spec = apply_edit(truth.spec, edit)
             sample = read_frames(store, case)[0]
-            rendered = render_case(spec, width=sample.shape[1], height=sample.shape[0], ignore=truth.ignore)
+            width, height = sample.shape[1], sample.shape[0]
+            # Seen along the source's path: the frames show the edit; the driver's reaction is the truth only.
+            path = [st.s for st in drive(truth.spec, ignore=truth.ignore, camera=Camera(width, height))]
+            rendered = render_case(spec, width=width, height=height, ignore=truth.ignore, along=path)
             stored = write_case(
                 store, followup_id, rendered, prefix=prefix, region=case.region, source=f"followup:{case.case_id}"
             )

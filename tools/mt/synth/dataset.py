@@ -123,16 +123,25 @@ def render_case(
     frames: int = CASE_FRAMES,
     fps: float = CASE_FPS,
     ignore: Iterable[str] = (),
+    along: Sequence[float] | None = None,
 ) -> RenderedCase:
-    """Draw a scene's frames and drive it."""
+    """Draw a scene's frames and drive it.
+
+    Args:
+        along: Where (metres travelled) to draw each frame, for a follow-up seen along its source's path, so
+            that its frames show the edit and not the reaction to it; the driver's own path when None. The
+            states (speed, steering) are the driver's reaction either way.
+    """
     ignore = sorted(set(ignore))
     cam = Camera(width, height)
     states = drive(spec, frames=frames, fps=fps, ignore=ignore, camera=cam)
+    if along is not None and len(along) != len(states):
+        raise ValueError(f"along has {len(along)} positions for {len(states)} frames")
     t0 = time.perf_counter()
     renderer = SceneRenderer(spec, width=width, height=height)
     images, truths = [], []
     for i, st in enumerate(states):
-        img, boxes = renderer.frame(st.t, st.s, i)
+        img, boxes = renderer.frame(st.t, st.s if along is None else along[i], i)
         images.append(img)
         truths.append(
             FrameTruth(
