@@ -65,7 +65,8 @@ def street(tmp_path: Path) -> tuple[LocalArtifactStore, DrivingCase]:
 
 
 def test_matching_filters_say_why() -> None:
-    """Region, road type, a stationary ego, turns and speed limits each keep an MR out, with the reason."""
+    """Region, road type, a stationary ego, turns, speed limits and weather the case already has each keep an MR
+    out, with the reason."""
     mr = MRFields(road_type="intersection", verb="adds", manipulation="a red light", expected_behavior="slow down")
     assert applicable(mr, "germany", "germany", desc(road="intersection")) == (True, "fits")
     assert not applicable(mr, "germany", "california", desc(road="intersection"))[0]
@@ -80,6 +81,9 @@ def test_matching_filters_say_why() -> None:
     )
     limit = any_road.model_copy(update={"manipulation": "a maximum speed limit sign of 50 km/h"})
     assert not applicable(limit, None, None, desc(speed=45))[0] and applicable(limit, None, None, desc(speed=60))[0]
+    fog = any_road.model_copy(update={"verb": "replaces", "manipulation": "fog environment"})
+    foggy = desc().model_copy(update={"weather": "fog"})
+    assert "already shows fog" in applicable(fog, None, None, foggy)[1] and applicable(fog, None, None, desc())[0]
     unnamed = any_road.model_copy(update={"manipulation": "a speed limit sign"})
     drawn = plan_from_fields("automt", unnamed, term="speed limit sign", desc=desc(speed=55), rng=random.Random(1))
     assert drawn.limit_kmh is not None and 10 <= drawn.limit_kmh < 55

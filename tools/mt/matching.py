@@ -8,7 +8,9 @@ then takes the least used (an execution count kept in memory). drivemt's filters
 * no "slow down" or "keep current" for a stationary ego (< 1 km/h);
 * turns only where the road allows them (intersections, roundabouts, alleys, ramps);
 * a speed-limit MR only when the ego is faster than the limit; an MR that names no number gets a limit drawn
-  below the ego's speed, and it is recorded.
+  below the ego's speed, and it is recorded;
+* no "replaces" MR whose weather or light the description already shows (fog on a foggy case, night on a
+  night case): its follow-up would not differ from the source (beyond AutoMT).
 
 Among the MRs that pass, the store's owner picks the lowest execution count, ties by MiniLM cosine to the
 case's representation, then by id, and counts the use in the same step (``mrs.claim``).
@@ -26,6 +28,7 @@ from importlib import resources
 from tools.common.text import normalise_phrase
 from tools.mt.models import CaseDescription, PlannedMR
 from tools.mt.roads import ANY_ROADS, canonical_road_type, road_types_compatible
+from tools.mt.terms import recipe_for_phrase
 from tools.rules.models import MRFields, StoredMR, format_gherkin
 
 __all__ = [
@@ -70,7 +73,25 @@ def applicable(mr: MRFields, region: str | None, mr_region: str | None, desc: Ca
     limit = speed_limit_of(mr.manipulation)
     if limit is not None and limit == limit and desc.speed_kmh <= limit:
         return False, f"a {limit:.0f} km/h limit while the ego drives {desc.speed_kmh:.0f} km/h"
+    already = _already_there(mr, desc)
+    if already:
+        return False, f"the case already shows {already}"
     return True, "fits"
+
+
+def _already_there(mr: MRFields, desc: CaseDescription) -> str | None:
+    """A "replaces" MR whose weather or light the described case already has (its follow-up would not differ)."""
+    if mr.verb != "replaces":
+        return None
+    recipe = recipe_for_phrase(mr.manipulation)
+    if recipe is None or recipe.synth is None:
+        return None
+    op, kind = recipe.synth[0], recipe.synth[1]
+    if op == "weather" and desc.weather == kind:
+        return kind
+    if op == "time" and (desc.time == kind or (kind == "dusk" and desc.time == "night")):
+        return "night" if desc.time == "night" else kind
+    return None
 
 
 def representation(desc: CaseDescription) -> str:
