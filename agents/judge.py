@@ -8,6 +8,11 @@
   batch report is drawn, once.
 * ``tl.augmented`` (traffic lights): every named detector is run on originals and augmented images and
   TIGAUG's relations are checked (:mod:`tools.tl.judging`).
+* ``followups.validated`` (AutoMT): every driving model of the submission runs on the source and the
+  follow-up (source predictions are cached in the store and shared), and each model's verdict on the MR's
+  expected behaviour is drawn by :func:`tools.mt.judging.judge_models`; an invalid follow-up is not judged.
+  ``followups.generated`` without a follow-up ends its case unjudged. Every case ends with a
+  ``followups.judged`` verdict, is tallied into its batch, and the batch's last case brings its totals.
 
 The judging rules live in each domain's ``tools`` package; this agent only routes, tallies and publishes.
 """
@@ -21,12 +26,17 @@ from typing import Any, ClassVar
 import structlog
 
 from agents.progress import ThreadProgress
-from agents.runtime import Agent, handles
+from agents.runtime import Agent, error_event, handles
 from bus import (
     Bus,
     CrashVerdict,
     ErrorDomain,
+    ErrorReported,
     Event,
+    FollowupGenerated,
+    FollowupJudged,
+    FollowupValidated,
+    MTBatchJudged,
     ProgressReported,
     SimCompleted,
     TLAugmented,
@@ -34,11 +44,24 @@ from bus import (
     ViolationFound,
     derived_id,
 )
-from bus.events import ProgressPayload, TLVerdictPayload, ViolationPayload
+from bus.events import (
+    FollowupJudgedPayload,
+    MTBatchJudgedPayload,
+    ProgressPayload,
+    TLVerdictPayload,
+    ViolationPayload,
+)
+from runners.ads.models import DrivingModelError
+from runners.ads.pool import ModelPool
+from runners.ads.spec import find_specs
 from tools.common.artifacts import ArtifactStore, RunLayout
 from tools.crash.models import CaseVerdict, RunSummary
 from tools.crash.report import write_batch_report
 from tools.crash.verdict import case_verdict
+from tools.errors import BadInputError
+from tools.mt.judging import judge_models
+from tools.mt.models import DrivingCase, FollowUp, ModelPrediction
+from tools.mt.settings import MTJudgeSettings
 
 __all__ = ["JudgeAgent"]
 
@@ -53,20 +76,30 @@ class JudgeAgent(Agent):
         store: Where verdicts, reports and evidence go.
         write_reports: Write ``verdict.json`` and the batch reports into the store.
         max_violation_events: Most violation events per traffic-light dataset.
+        mt: The driving models judged when a submission names none, and the band.
     """
 
     name: ClassVar[str] = "judge"
-    produces = (ViolationFound, CrashVerdict, TLVerdict, ProgressReported)
+    produces = (ViolationFound, CrashVerdict, TLVerdict, ProgressReported, FollowupJudged, MTBatchJudged, ErrorReported)
     error_domain = ErrorDomain.JUDGE
 
     def __init__(
-        self, *, bus: Bus, store: ArtifactStore, write_reports: bool = True, max_violation_events: int = 1000
+        self,
+        *,
+        bus: Bus,
+        store: ArtifactStore,
+        write_reports: bool = True,
+        max_violation_events: int = 1000,
+        mt: MTJudgeSettings | None = None,
     ) -> None:
         self.bus = bus
         self.store = store
         self.write_reports = write_reports
         self.max_violation_events = max_violation_events
+        self.mt = mt or MTJudgeSettings()
         self._detectors: dict[str, Any] = {}
+        self._pool = ModelPool(store)
+        self._default_models = [str(p.resolve()) for m in self.mt.models for p in find_specs(m)]
 
     # -- crashes: one run ------------------------------------------------------------------------
     @handles(SimCompleted)
@@ -254,4 +287,186 @@ class JudgeAgent(Agent):
                 ),
             )
         )
+        return out
+
+    # -- AutoMT: follow-ups ----------------------------------------------------------------------
+    @handles(FollowupGenerated)
+    async def on_followup_generated(self, event: FollowupGenerated) -> list[Event]:
+        """A case that got no follow-up ends here, unjudged (one with a follow-up goes to the validity check)."""
+        p = event.payload
+        if p.followup is not None:
+            return []
+        reason = f"no follow-up ({p.status.replace('_', ' ')}): {p.reason}"
+        return await self._mt_end(event, p.case, None, status="not judged", reason=reason, valid=False)
+
+    @handles(FollowupValidated)
+    async def on_followup_validated(self, event: FollowupValidated) -> list[Event]:
+        """Run the driving models on a valid follow-up and its source, and judge each against the MR."""
+        p = event.payload
+        follow = p.followup
+        source = follow.source
+        if not p.validity.valid:
+            reason = "invalid follow-up (" + ", ".join(c.replace("_", " ") for c in p.validity.failing()) + ")"
+            return await self._mt_end(event, source, follow, status="not judged", reason=reason, valid=False)
+        specs = p.models or self._default_models
+        if not specs:
+            return await self._mt_end(
+                event, source, follow, status="not judged", reason="no driving models given", valid=True
+            )
+        out: list[Event] = []
+        src: dict[str, ModelPrediction] = {}
+        fol: dict[str, ModelPrediction] = {}
+        errors: list[str] = []
+        for spec in specs:
+            try:
+                s_pred = await asyncio.to_thread(self._pool.predict, spec, source)
+                f_pred = await asyncio.to_thread(self._pool.predict, spec, follow.case, cache=False)
+            except (DrivingModelError, BadInputError) as exc:
+                errors.append(str(exc))
+                out.append(self._mt_error(event, follow, exc))
+                continue
+            src[s_pred.model], fol[f_pred.model] = s_pred, f_pred
+        policy = p.band or self.mt.band
+        verdicts = judge_models(follow.mr.expected_behavior, src, fol, policy=policy, floor=self.mt.floor)
+        for v in verdicts:
+            if not v.violation:
+                continue
+            keys = [source.frames[0], source.frames[-1], follow.case.frames[0], follow.case.frames[-1]]
+            out.append(
+                ViolationFound(
+                    **event.caused(event_id=derived_id(event.event_id, "mt-violation", v.model)),
+                    producer=self.name,
+                    payload=ViolationPayload(
+                        kind="mr",
+                        item_id=follow.followup_id,
+                        description=f"{v.model} breaks '{v.behaviour}' after {follow.mr.manipulation}: {v.reason}",
+                        evidence=keys,
+                        metrics={
+                            k: float(x)
+                            for k, x in (
+                                ("band", v.band_value),
+                                ("source", v.source),
+                                ("followup", v.followup),
+                                ("change", v.change),
+                            )
+                            if x is not None
+                        },
+                        details={
+                            "model": v.model,
+                            "mr": follow.mr.gherkin,
+                            "behaviour": v.behaviour,
+                            "band": v.band,
+                            "method": follow.mr.method,
+                            "source_case": source.case_id,
+                            "source_prediction": src[v.model].model_dump(),
+                            "followup_prediction": fol[v.model].model_dump(),
+                        },
+                    ),
+                )
+            )
+        status = "judged" if verdicts else "not judged"
+        reason = "" if verdicts else "no driving model could judge it"
+        out += await self._mt_end(
+            event,
+            source,
+            follow,
+            status=status,
+            reason=reason,
+            valid=True,
+            verdicts=verdicts,
+            policy=policy,
+            src=list(src.values()),
+            fol=list(fol.values()),
+            errors=errors,
+        )
+        return out
+
+    def _mt_error(self, event: FollowupValidated, follow: FollowUp, exc: Exception) -> ErrorReported:
+        """An error event naming the model that could not judge (the other models' verdicts still come out)."""
+        model = str(getattr(exc, "model", type(exc).__name__))
+        return error_event(
+            event, agent=self.name, domain=ErrorDomain.JUDGE, exc=exc, item_id=follow.followup_id, index=model
+        )
+
+    async def _mt_end(
+        self,
+        event: FollowupGenerated | FollowupValidated,
+        case: DrivingCase,
+        follow: FollowUp | None,
+        *,
+        status: str,
+        reason: str,
+        valid: bool,
+        verdicts: list[Any] | None = None,
+        policy: str | None = None,
+        src: list[ModelPrediction] | None = None,
+        fol: list[ModelPrediction] | None = None,
+        errors: list[str] | None = None,
+    ) -> list[Event]:
+        """The case's verdict event, its tally into the batch, and the batch's totals when it is the last."""
+        p = event.payload
+        payload = FollowupJudgedPayload(
+            **p.batch_fields(),
+            case=case,
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            followup=follow,
+            valid=valid,
+            verdicts=verdicts or [],
+            band_policy=policy or p.band or self.mt.band,  # type: ignore[arg-type]
+            source_predictions=src or [],
+            followup_predictions=fol or [],
+            model_errors=errors or [],
+        )
+        out: list[Event] = [
+            FollowupJudged(
+                **event.caused(event_id=derived_id(event.event_id, "judged")), producer=self.name, payload=payload
+            )
+        ]
+        batch = event.correlation_id
+        summary = {
+            "followup": follow is not None,
+            "valid": valid,
+            "judged": [v.model for v in payload.verdicts if v.verdict in ("ok", "violation")],
+            "violations": payload.violations,
+            "term": follow.mr.term if (follow is not None and valid) else None,
+        }
+        cases = await self.bus.tally(f"mtbatch.{batch}", case.case_id, summary)
+        total = p.batch_size
+        valid_n = sum(1 for c in cases.values() if c["valid"])
+        violations: dict[str, int] = {}
+        for c in cases.values():
+            for m in c["judged"]:
+                violations.setdefault(m, 0)
+            for m in c["violations"]:
+                violations[m] = violations.get(m, 0) + 1
+        out.append(
+            ProgressReported(
+                **event.caused(event_id=derived_id(event.event_id, "mt-batch-progress")),
+                producer=self.name,
+                payload=ProgressPayload(
+                    stage="mt-batch",
+                    done=len(cases),
+                    total=total,
+                    unit="cases",
+                    message=f"{valid_n} valid follow-ups, {sum(violations.values())} violation(s) so far",
+                ),
+            )
+        )
+        if total is not None and len(cases) >= total:
+            out.append(
+                MTBatchJudged(
+                    **event.caused(event_id=derived_id(batch, "mt-batch-judged")),
+                    producer=self.name,
+                    payload=MTBatchJudgedPayload(
+                        **p.batch_fields(),
+                        cases=len(cases),
+                        followups=sum(1 for c in cases.values() if c["followup"]),
+                        valid=valid_n,
+                        violations=violations,
+                        violation_rate={m: n / len(cases) for m, n in violations.items()},
+                        distinct_manipulations=len({c["term"] for c in cases.values() if c["term"]}),
+                    ),
+                )
+            )
         return out

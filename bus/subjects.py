@@ -125,6 +125,16 @@ class Subjects:
         return self._s("followups", "validated")
 
     @property
+    def followups_judged(self) -> str:
+        """The driving models' verdicts on a follow-up (every case ends with one)."""
+        return self._s("followups", "judged")
+
+    @property
+    def followups_batch_judged(self) -> str:
+        """A submission of driving cases judged: its totals."""
+        return self._s("followups", "batch_judged")
+
+    @property
     def scenarios_extracted(self) -> str:
         """Scenario DSLs extracted from crash reports."""
         return self._s("scenarios", "extracted")
@@ -259,6 +269,8 @@ class Subjects:
             self.cases_described,
             self.followups_generated,
             self.followups_validated,
+            self.followups_judged,
+            self.followups_batch_judged,
             self.mrs_candidates,
             self.mrs_accepted,
             self.mrs_rejected,

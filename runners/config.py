@@ -31,7 +31,7 @@ from runners.simulators.beamng.settings import BeamNGSettings, beamng_settings_f
 from tools.common.llm import LLMSettings, ModelConfig
 from tools.common.models import config_hash
 from tools.errors import DrivemtError
-from tools.mt.settings import GenerationSettings
+from tools.mt.settings import GenerationSettings, MTJudgeSettings
 
 __all__ = [
     "AgentSettings",
@@ -140,6 +140,9 @@ class DrivemtConfig(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     generation: GenerationSettings = Field(
         default_factory=GenerationSettings, description="How AutoMT follow-ups are drawn (classical or diffusers)."
+    )
+    mt_judge: MTJudgeSettings = Field(
+        default_factory=MTJudgeSettings, description="The driving models the Judge runs on follow-ups, and its band."
     )
     bus: BusSettings = Field(default_factory=BusSettings)
     agents: AgentsSettings = Field(default_factory=AgentsSettings)

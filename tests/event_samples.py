@@ -18,6 +18,8 @@ from tools.mt.models import (
     EditRecord,
     EgoSample,
     FollowUp,
+    ModelPrediction,
+    ModelVerdict,
     PlannedMR,
     Validity,
     ValidityCheck,
@@ -239,6 +241,48 @@ def samples() -> dict[str, Event]:
             producer="f-agent",
             payload=ev.FollowupGeneratedPayload(
                 case=case, description=description, status="generated", followup=followup, candidates=3, batch_size=1
+            ),
+        ),
+        ev.FollowupJudged(
+            producer="judge",
+            payload=ev.FollowupJudgedPayload(
+                case=case,
+                status="judged",
+                followup=followup,
+                valid=True,
+                verdicts=[
+                    ModelVerdict(
+                        model="pilotnet",
+                        behaviour="slow down",
+                        verdict="violation",
+                        reason="speed 40.0 -> 39.6 km/h (-0.4); slowing needs a drop of more than 1.5",
+                        band="per-model",
+                        band_value=1.5,
+                        output="speed",
+                        source=40.0,
+                        followup=39.6,
+                        change=-0.4,
+                    )
+                ],
+                band_policy="per-model",
+                source_predictions=[ModelPrediction(model="pilotnet", speed_kmh=[40.0] * 10, steering_rad=[0.0] * 10)],
+                followup_predictions=[
+                    ModelPrediction(model="pilotnet", speed_kmh=[39.6] * 10, steering_rad=[0.0] * 10)
+                ],
+                models=["models/abc/pilotnet.json"],
+                batch_size=1,
+            ),
+        ),
+        ev.MTBatchJudged(
+            producer="judge",
+            payload=ev.MTBatchJudgedPayload(
+                cases=1,
+                followups=1,
+                valid=1,
+                violations={"pilotnet": 1},
+                violation_rate={"pilotnet": 1.0},
+                distinct_manipulations=1,
+                batch_size=1,
             ),
         ),
         ev.FollowupValidated(

@@ -67,5 +67,7 @@ def test_routed_agents_consume_exactly_what_they_handle() -> None:
             "sim.completed",
             "crashes.verdict",
             "tl.augmented",
+            "followups.generated",
+            "followups.validated",
         }
     )

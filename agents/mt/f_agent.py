@@ -89,7 +89,16 @@ class FAgent(Agent):
         """The MR of a case by its submission's method, why there is none, and how many MRs fit (automt)."""
         p = event.payload
         case, desc = p.case, p.description
+        assert desc is not None
         rng = random.Random(f"{p.seed}:{case.case_id}:{p.method}")
+        if p.method == "fixed":
+            if p.fixed_mr is None:
+                return None, "the fixed method was given no MR", 0
+            ok, why = applicable(p.fixed_mr, None, None, desc)
+            if not ok:
+                return None, f"the given MR does not fit this case: {why}", 0
+            term = self.ontology.vocabulary(p.region or "core").canonical("manipulation", p.fixed_mr.manipulation)
+            return plan_from_fields("fixed", p.fixed_mr, term=term, desc=desc, rng=rng), "", 1
         if p.method == "null":
             return null_plan(case), "", 0
         if p.method == "manual":
@@ -143,14 +152,17 @@ class FAgent(Agent):
         """Choose the case's MR and make its follow-up."""
         p = event.payload
         case = p.case
+        if p.description is None:
+            payload = FollowupGeneratedPayload(
+                case=case, status="unreadable", reason=p.problem or "the case was not described", **p.batch_fields()
+            )
+            return [self._out(event, payload)]
+        description = p.description
         plan, reason, candidates = await self.plan(event)
         fields: dict[str, Any] = {
+            **p.batch_fields(),
             "case": case,
             "description": p.description,
-            "region": p.region,
-            "method": p.method,
-            "seed": p.seed,
-            "batch_size": p.batch_size,
             "candidates": candidates,
         }
         if plan is None:
@@ -163,7 +175,7 @@ class FAgent(Agent):
             return generate_followup(
                 self.store,
                 case,
-                p.description,
+                description,
                 plan,
                 followup_id=followup_id,
                 prefix=prefix,

@@ -4,7 +4,8 @@ Time, weather, road type and objects come from a vision model when one is config
 key frames in one multimodal message), else from the offline describer (``offline:image-statistics``, named
 as such), which reads time and weather from image statistics and road type and objects only from metadata.
 The ego's speed and steering always come from the case's data. A case whose frames cannot be read is an
-error event naming it; the batch's other cases go on.
+error event naming it, and travels on undescribed (so it still ends with a verdict); the batch's other cases
+go on.
 """
 
 from __future__ import annotations
@@ -60,6 +61,14 @@ class TAgent(Agent):
                         event, agent=self.name, domain=self.error_domain, exc=exc, item_id=case.case_id, index=i
                     )
                 )
+                # The case still travels on, undescribed, so that it ends with a verdict like the others.
+                out.append(
+                    CasesDescribed(
+                        **event.caused(event_id=derived_id(event.event_id, "described", case.case_id)),
+                        producer=self.name,
+                        payload=CasesDescribedPayload(case=case, problem=str(exc), **p.batch_fields()),
+                    )
+                )
                 continue
             description = None
             if self.llm is not None:
@@ -83,10 +92,7 @@ class TAgent(Agent):
                     payload=CasesDescribedPayload(
                         case=case.model_copy(update={"region": region}),
                         description=description,
-                        region=region,
-                        method=p.method,
-                        seed=p.seed,
-                        batch_size=p.batch_size,
+                        **{**p.batch_fields(), "region": region},
                     ),
                 )
             )

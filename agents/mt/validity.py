@@ -54,13 +54,6 @@ class ValidityAgent(Agent):
             FollowupValidated(
                 **event.caused(event_id=derived_id(event.event_id, "validated")),
                 producer=self.name,
-                payload=FollowupValidatedPayload(
-                    followup=follow,
-                    validity=validity,
-                    region=p.region,
-                    method=p.method,
-                    seed=p.seed,
-                    batch_size=p.batch_size,
-                ),
+                payload=FollowupValidatedPayload(followup=follow, validity=validity, **p.batch_fields()),
             )
         ]

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from runners.ads.spec import AdapterSpec, InputSpec, ModelFile, OutputSpec
 from tools.errors import BadInputError
-from tools.mt.judging import ModelPrediction
+from tools.mt.models import ModelPrediction
 
 __all__ = ["DrivingModel", "DrivingModelError", "load_model", "load_models", "preprocess", "window_indices"]
 

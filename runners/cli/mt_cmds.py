@@ -72,6 +72,15 @@ def synth_driving(
             "lead-vehicle, school-zone, fog, rain, snow, night. Repeat for several.",
         ),
     ] = None,
+    focus: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--focus",
+            help="A rule whose situations a --focus-share of the cases show (the rest are plain random scenes): "
+            "data rich in one rule, to train a model that obeys or ignores it. Repeat for several.",
+        ),
+    ] = None,
+    focus_share: Annotated[float, typer.Option(help="Share of the cases that show a --focus rule.")] = 0.5,
     json_out: Annotated[bool, typer.Option("--json", help="Print the manifest's summary as JSON.")] = False,
 ) -> None:
     """Draw a synthetic front-camera driving dataset with ground truth, on the CPU, with nothing downloaded.
@@ -87,7 +96,15 @@ def synth_driving(
     try:
         with progress_bar("synthetic cases") as update:
             manifest = synth_dataset(
-                out, cases=cases, seed=seed, width=width, height=height, ignore=ignore or [], progress=update
+                out,
+                cases=cases,
+                seed=seed,
+                width=width,
+                height=height,
+                ignore=ignore or [],
+                focus=focus or [],
+                focus_share=focus_share,
+                progress=update,
             )
     except ValueError as exc:
         raise fail(str(exc)) from exc

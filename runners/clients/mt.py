@@ -8,7 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bus import Bus, CasesSubmitted, ErrorDomain, ErrorReported, Event, FollowupGenerated, FollowupValidated, Subjects
+from bus import (
+    Bus,
+    CasesSubmitted,
+    ErrorDomain,
+    ErrorReported,
+    Event,
+    FollowupGenerated,
+    FollowupJudged,
+    FollowupValidated,
+    MTBatchJudged,
+    Subjects,
+)
 from bus.events import CasesSubmittedPayload
 from runners.clients.collector import Collector
 from tools.common.artifacts import ArtifactStore, RunLayout
@@ -77,13 +88,12 @@ class CaseOutcome:
     validated: FollowupValidated | None = None
     generated: FollowupGenerated | None = None
     error: ErrorReported | None = None
+    judged: FollowupJudged | None = None
 
     @property
     def done(self) -> bool:
-        """The case has its final result."""
-        if self.validated is not None or self.error is not None:
-            return True
-        return self.generated is not None and self.generated.payload.followup is None
+        """The case has its final result: the Judge's verdict (every case ends with one, judged or not)."""
+        return self.judged is not None
 
     @property
     def valid(self) -> bool:
@@ -108,15 +118,31 @@ class CaseResults:
 
     def __init__(self, case_ids: Sequence[str]) -> None:
         self.outcomes = {c: CaseOutcome(c) for c in case_ids}
+        self.batch: MTBatchJudged | None = None
+        self.model_errors: list[ErrorReported] = []
 
     @staticmethod
     def subjects(s: Subjects) -> list[str]:
-        """Follow-ups generated and validated, and the cases domain's errors."""
-        return [s.followups_generated, s.followups_validated, s.errors(ErrorDomain.CASES)]
+        """Follow-ups generated, validated and judged, the batch's totals, and the cases' and Judge's errors."""
+        return [
+            s.followups_generated,
+            s.followups_validated,
+            s.followups_judged,
+            s.followups_batch_judged,
+            s.errors(ErrorDomain.CASES),
+            s.errors(ErrorDomain.JUDGE),
+        ]
 
     def on_event(self, event: Event) -> None:
         """Keep each case's events."""
-        if isinstance(event, FollowupValidated):
+        if isinstance(event, FollowupJudged):
+            if event.payload.case.case_id in self.outcomes:
+                self.outcomes[event.payload.case.case_id].judged = event
+        elif isinstance(event, MTBatchJudged):
+            self.batch = event
+        elif isinstance(event, ErrorReported) and event.payload.domain == ErrorDomain.JUDGE:
+            self.model_errors.append(event)
+        elif isinstance(event, FollowupValidated):
             case_id = event.payload.followup.source.case_id
             if case_id in self.outcomes:
                 self.outcomes[case_id].validated = event

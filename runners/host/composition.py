@@ -175,7 +175,7 @@ class Composition:
             templates=self.templates, provenance=self.crash_provenance, llm=self.crash_extractor
         )
         planner = SimPlannerAgent(store=self.artifacts)
-        judge = JudgeAgent(bus=bus, store=self.artifacts)
+        judge = JudgeAgent(bus=bus, store=self.artifacts, mt=self.config.mt_judge)
         augmenter = TLAugmenterAgent(bus=bus, store=self.artifacts)
         t_agent = TAgent(store=self.artifacts, llm=self.describer)
         f_agent = FAgent(bus=bus, store=self.artifacts, ontology=self.ontology, diffusion=self.diffusion)

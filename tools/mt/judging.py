@@ -22,60 +22,15 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from tools.common.text import normalise_phrase
+from tools.mt.models import BandFloor, BandPolicy, ModelPrediction, ModelVerdict
 
-__all__ = [
-    "BEHAVIOURS",
-    "BandFloor",
-    "BandPolicy",
-    "ModelPrediction",
-    "ModelVerdict",
-    "judge_models",
-]
+__all__ = ["BEHAVIOURS", "CROSS_MODEL_MIN", "judge_models"]
 
-BandPolicy = Literal["automt-paper", "per-model", "strict"]
 BEHAVIOURS = ("slow down", "keep current", "turn left", "turn right")
 CROSS_MODEL_MIN = 3
 """Models needed for the cross-model band; fewer fall back to the per-model band."""
-
-
-class ModelPrediction(BaseModel):
-    """One model's predictions over a case's frames."""
-
-    model: str
-    speed_kmh: list[float] | None = None
-    steering_rad: list[float] | None = None
-
-
-class BandFloor(BaseModel):
-    """The least per-model band (calibrated on ``null`` follow-ups: ``bench/judge_calibration.py``)."""
-
-    speed_kmh: float = Field(default=1.5, ge=0.0)
-    steering_rad: float = Field(default=0.02, ge=0.0)
-
-
-class ModelVerdict(BaseModel):
-    """One model's verdict on one follow-up."""
-
-    model: str
-    behaviour: str
-    verdict: Literal["violation", "ok", "not judged", "error"]
-    reason: str
-    band: str = Field(description="'cross-model', 'per-model' or 'strict'.")
-    band_value: float | None = Field(default=None, description="km/h for speed, rad for steering.")
-    output: Literal["speed", "steering", "both"] | None = None
-    source: float | None = Field(default=None, description="The source's median (km/h or rad).")
-    followup: float | None = None
-    change: float | None = None
-
-    @property
-    def violation(self) -> bool:
-        """The model broke the MR."""
-        return self.verdict == "violation"
 
 
 def _median(values: Sequence[float]) -> float:

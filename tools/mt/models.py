@@ -18,11 +18,15 @@ __all__ = [
     "CASE_FPS",
     "CASE_FRAMES",
     "FAULT_RULES",
+    "BandFloor",
+    "BandPolicy",
     "CaseMetadata",
     "DrivingCase",
     "EgoSample",
     "FaultRule",
     "FrameTruth",
+    "ModelPrediction",
+    "ModelVerdict",
     "ObjectBox",
     "TimeOfDay",
     "Weather",
@@ -139,8 +143,9 @@ class DrivingCase(_Model):
 
 
 # -- test generation ---------------------------------------------------------------------------------------
-Method = Literal["automt", "manual", "random", "null"]
+Method = Literal["automt", "manual", "random", "null", "fixed"]
 METHODS: tuple[str, ...] = ("automt", "manual", "random", "null")
+"""The methods a user picks; ``fixed`` is one given MR applied wherever it fits (``mt run --mr``)."""
 """How a follow-up's MR is chosen: AutoMT's matching, AutoMT's 9 manual MRs, a random draw, or a neutral edit."""
 
 
@@ -226,3 +231,43 @@ class Validity(_Model):
     def failing(self) -> list[str]:
         """Names of the checks that failed."""
         return [c.name for c in self.checks if not c.passed]
+
+
+# -- the Judge ----------------------------------------------------------------------------------
+BandPolicy = Literal["automt-paper", "per-model", "strict"]
+"""How the Judge draws its band (:mod:`tools.mt.judging`)."""
+
+
+class ModelPrediction(BaseModel):
+    """One model's predictions over a case's frames."""
+
+    model: str
+    speed_kmh: list[float] | None = None
+    steering_rad: list[float] | None = None
+
+
+class BandFloor(BaseModel):
+    """The least per-model band (calibrated on ``null`` follow-ups: ``bench/judge_calibration.py``)."""
+
+    speed_kmh: float = Field(default=1.5, ge=0.0)
+    steering_rad: float = Field(default=0.02, ge=0.0)
+
+
+class ModelVerdict(BaseModel):
+    """One model's verdict on one follow-up."""
+
+    model: str
+    behaviour: str
+    verdict: Literal["violation", "ok", "not judged", "error"]
+    reason: str
+    band: str = Field(description="'cross-model', 'per-model' or 'strict'.")
+    band_value: float | None = Field(default=None, description="km/h for speed, rad for steering.")
+    output: Literal["speed", "steering", "both"] | None = None
+    source: float | None = Field(default=None, description="The source's median (km/h or rad).")
+    followup: float | None = None
+    change: float | None = None
+
+    @property
+    def violation(self) -> bool:
+        """The model broke the MR."""
+        return self.verdict == "violation"

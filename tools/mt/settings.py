@@ -7,7 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["DiffusionSettings", "GenerationSettings"]
+from tools.mt.models import BandFloor, BandPolicy
+
+__all__ = ["DiffusionSettings", "GenerationSettings", "MTJudgeSettings"]
 
 
 class DiffusionSettings(BaseModel):
@@ -48,3 +50,17 @@ class GenerationSettings(BaseModel):
         description="classical: CPU edits (and re-rendering of synthetic scenes); diffusers: the models below.",
     )
     diffusers: DiffusionSettings = Field(default_factory=DiffusionSettings)
+
+
+class MTJudgeSettings(BaseModel):
+    """The Judge's driving models and its band (AutoMT's last step)."""
+
+    models: list[Path] = Field(
+        default_factory=list,
+        description="Adapter specs, or folders of them, judged when a submission names no models.",
+    )
+    band: BandPolicy = Field(
+        default="automt-paper",
+        description="automt-paper: the spread across models (three or more), else per model; per-model; strict.",
+    )
+    floor: BandFloor = Field(default_factory=BandFloor, description="The least per-model band.")

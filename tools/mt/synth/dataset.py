@@ -214,9 +214,18 @@ def synth_dataset(
     height: int = 320,
     ignore: Sequence[str] = (),
     roads: Sequence[str] | None = None,
+    focus: Sequence[str] = (),
+    focus_share: float = 0.5,
+    paired: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> SynthManifest:
     """Draw ``cases`` synthetic cases into ``out`` (a folder) and write its manifest.
+
+    By default case k shows the trigger of rule ``k mod 10`` (each rule in a tenth of the cases, more with
+    the triggers the sampler adds at random). With ``focus``, a ``focus_share`` of the cases shows one of those
+    rules' triggers instead, and every scene is plain (no random weather, night or road users on the ego's
+    path: ``sample_scene(plain=True)``): data in which one rule's situations stand out, to train a model that
+    obeys or ignores it.
 
     Args:
         out: The dataset folder (created).
@@ -226,14 +235,20 @@ def synth_dataset(
         height: Frame height.
         ignore: Rules the driver ignores (a faulty driver): see ``tools.mt.models.FAULT_RULES``.
         roads: Only these road kinds (all eight when None), in turn.
+        focus: Rules whose triggers a ``focus_share`` of the cases show.
+        focus_share: The share of focused cases (0..1).
+        paired: With ``focus``, cases come in pairs: one scene with a focus rule's trigger, then the same scene
+            without it (``focus_share`` is then one half), so a model sees what the trigger alone changes.
         progress: Called with (cases done, cases).
 
     Raises:
         ValueError: For an unknown rule, a size too small to draw, or no cases.
     """
-    unknown = set(ignore) - set(FAULT_RULES)
+    unknown = (set(ignore) | set(focus)) - set(FAULT_RULES)
     if unknown:
-        raise ValueError(f"unknown rule(s) to ignore: {sorted(unknown)}; known: {', '.join(FAULT_RULES)}")
+        raise ValueError(f"unknown rule(s): {sorted(unknown)}; known: {', '.join(FAULT_RULES)}")
+    if not 0.0 <= focus_share <= 1.0:
+        raise ValueError(f"focus_share {focus_share} is not between 0 and 1")
     if cases < 1:
         raise ValueError("at least one case")
     if width < 64 or height < 32:
@@ -245,8 +260,16 @@ def synth_dataset(
     drawing = 0.0
     for k in range(cases):
         road = roads[k % len(roads)] if roads else None
-        focus = FAULT_RULES[(k + seed) % len(FAULT_RULES)]
-        spec = sample_scene(seed * 100003 + k, road=road, focus=focus)  # type: ignore[arg-type]
+        scene_seed = seed * 100003 + k
+        if focus and paired:
+            scene_seed = seed * 100003 + k // 2
+            focus_rule: str | None = focus[(k // 2) % len(focus)] if k % 2 == 0 else None
+        elif focus:
+            chosen = (k * 0.6180339887 + seed * 0.31) % 1.0 < focus_share  # evenly spread, deterministic
+            focus_rule = focus[k % len(focus)] if chosen else None
+        else:
+            focus_rule = FAULT_RULES[(k + seed) % len(FAULT_RULES)]
+        spec = sample_scene(scene_seed, road=road, focus=focus_rule, plain=bool(focus))  # type: ignore[arg-type]
         rendered = render_case(spec, width=width, height=height, ignore=ignore)
         drawing += rendered.render_seconds
         case_id = f"syn-{seed}-{k:05d}"

@@ -3,7 +3,8 @@
 At every frame the driver looks at what is visible (in the camera's field of view, nearer than the weather
 and the light let it see) and sets a target speed from the tightest rule that applies:
 
-* red (or yellow) lights and stop signs: brake comfortably to stop at the line;
+* red (or yellow) lights and stop signs: approach slowly and stop at the line (a gentle 1.2 m/s² approach
+  profile from wherever the light or sign comes into view, as drivers ease off well before a red light);
 * pedestrians, children, wheelchair users and cyclists on its path: stop, or follow a cyclist;
 * a slower vehicle ahead in its lane: keep a 1.5 s gap (stop behind a stopped one);
 * school zones (a school sign or children at the roadside in view): 30 km/h;
@@ -32,6 +33,7 @@ WHEELBASE_M = 2.7
 STEERING_RATIO = 15.0
 """Steering-wheel degrees per road-wheel degree (Udacity's Lincoln MKZ driver uses 14.8-16)."""
 _BRAKE = 2.5  # comfortable braking when planning a stop, m/s²
+_APPROACH = 1.2  # the gentler profile of an approach to a red light or a stop sign, m/s²
 _MAX_BRAKE = 6.0
 _MAX_ACCEL = 2.0
 _PEOPLE = {"pedestrian", "child", "wheelchair"}
@@ -92,9 +94,9 @@ def visible_objects(spec: SceneSpec, t: float, ego_s: float, camera: Camera) -> 
     return out
 
 
-def _stop_speed(distance_m: float) -> float:
-    """The speed from which a comfortable brake stops within ``distance_m``."""
-    return math.sqrt(2.0 * _BRAKE * max(0.0, distance_m))
+def _stop_speed(distance_m: float, decel: float = _BRAKE) -> float:
+    """The speed from which braking at ``decel`` stops within ``distance_m``."""
+    return math.sqrt(2.0 * decel * max(0.0, distance_m))
 
 
 def _target(spec: SceneSpec, t: float, ego_s: float, camera: Camera, ignore: set[str]) -> tuple[float, str, set[str]]:
@@ -122,9 +124,9 @@ def _target(spec: SceneSpec, t: float, ego_s: float, camera: Camera, ignore: set
         kind = obj.kind
         in_lane = abs(x - spec.ego_x) < half_lane + 0.3
         if kind == "traffic_light" and obj.state in ("red", "yellow"):
-            limit("red-light", _stop_speed(d - 1.5))
+            limit("red-light", _stop_speed(d - 1.5, _APPROACH))
         elif kind == "stop_sign":
-            limit("stop-sign", _stop_speed(d - 1.0))
+            limit("stop-sign", _stop_speed(d - 1.0, _APPROACH))
         elif kind == "yield_sign":
             limits.append((max(_stop_speed(d) * 0.6, 15 / 3.6), "yield"))
         elif kind == "no_entry_sign":

@@ -218,17 +218,23 @@ def apply_edit(spec: SceneSpec, edit: SceneEdit) -> SceneSpec:
     return spec.model_copy(update={"objects": [*spec.objects, obj]})
 
 
-def sample_scene(seed: int, *, road: RoadKind | None = None, focus: str | None = None) -> SceneSpec:
+def sample_scene(
+    seed: int, *, road: RoadKind | None = None, focus: str | None = None, plain: bool = False
+) -> SceneSpec:
     """A random scene, optionally made to show one rule's trigger (``focus``, one of ``FAULT_RULES``).
 
     A dataset gives every tenth case each rule as its focus, and the sampler adds the same triggers at random
     besides, so each rule's trigger appears in well over 15 % of a set's cases (the manifest reports the shares).
+    A ``plain`` scene has none of those extras: a clear day or dusk, the road's own signals and signs, parked
+    and oncoming cars, and nobody on the ego's path but what ``focus`` adds.
     """
     rng = random.Random(seed)
     kinds: list[RoadKind] = list(get_args(RoadKind))
     kind: RoadKind = road if road is not None else rng.choice(kinds)
     time: TimeOfDay = rng.choices(["day", "dusk", "night"], weights=[0.55, 0.2, 0.25])[0]  # type: ignore[assignment]
     weather: Weather = rng.choices(["clear", "rain", "fog", "snow"], weights=[0.4, 0.2, 0.2, 0.2])[0]  # type: ignore[assignment]
+    if plain:
+        time, weather = ("dusk" if time == "dusk" else "day"), "clear"
     strength = 0.0 if weather == "clear" else rng.uniform(0.45, 1.0)
     lanes = rng.choices([1, 2], weights=[0.7, 0.3])[0]
     curvature = rng.choice([-1, 1]) * rng.uniform(0.006, 0.018) if kind == "curve" else rng.uniform(-0.0008, 0.0008)
@@ -264,10 +270,10 @@ def sample_scene(seed: int, *, road: RoadKind | None = None, focus: str | None =
         objs.append(
             SceneObject(kind="car", s=feature_s + 6.0, x=-14.0, lateral_speed=rng.uniform(4, 9), colour=colour())
         )
-    if kind in ("straight", "crosswalk", "curve") and rng.random() < 0.17:
+    if kind in ("straight", "crosswalk", "curve") and rng.random() < 0.17 and not plain:
         objs.append(SceneObject(kind="school_sign", s=rng.uniform(8.0, 25.0), x=half + 1.5))
     if kind == "crosswalk" or (kind in ("intersection", "school_zone") and rng.random() < 0.3):
-        if rng.random() < 0.8:
+        if rng.random() < 0.8 and not plain:
             who = rng.choice(["pedestrian", "pedestrian", "child", "wheelchair"]) if kind != "school_zone" else "child"
             start = rng.choice([-half - 1.5, half + 1.5])
             objs.append(
@@ -294,8 +300,8 @@ def sample_scene(seed: int, *, road: RoadKind | None = None, focus: str | None =
     if kind == "railroad_crossing":
         objs.append(SceneObject(kind="crossbuck", s=feature_s - 3.0, x=half + 1.4))
         objs.append(SceneObject(kind="crossbuck", s=feature_s - 3.0, x=-half - 1.4))
-    # Road users anywhere
-    if rng.random() < 0.32:
+    # Road users anywhere (none in a plain scene)
+    if rng.random() < 0.32 and not plain:
         gap = rng.uniform(12.0, 45.0)
         objs.append(
             SceneObject(
@@ -306,7 +312,7 @@ def sample_scene(seed: int, *, road: RoadKind | None = None, focus: str | None =
                 colour=colour(),
             )
         )
-    if rng.random() < 0.26 and kind not in ("crosswalk",):
+    if rng.random() < 0.26 and kind not in ("crosswalk",) and not plain:
         objs.append(
             SceneObject(
                 kind="pedestrian",
@@ -316,7 +322,7 @@ def sample_scene(seed: int, *, road: RoadKind | None = None, focus: str | None =
                 colour=colour(),
             )
         )
-    if rng.random() < 0.33:
+    if rng.random() < 0.33 and not plain:
         near = rng.random() < 0.7
         objs.append(
             SceneObject(
