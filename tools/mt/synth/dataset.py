@@ -216,7 +216,6 @@ def synth_dataset(
     roads: Sequence[str] | None = None,
     focus: Sequence[str] = (),
     focus_share: float = 0.5,
-    paired: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> SynthManifest:
     """Draw ``cases`` synthetic cases into ``out`` (a folder) and write its manifest.
@@ -237,8 +236,6 @@ def synth_dataset(
         roads: Only these road kinds (all eight when None), in turn.
         focus: Rules whose triggers a ``focus_share`` of the cases show.
         focus_share: The share of focused cases (0..1).
-        paired: With ``focus``, cases come in pairs: one scene with a focus rule's trigger, then the same scene
-            without it (``focus_share`` is then one half), so a model sees what the trigger alone changes.
         progress: Called with (cases done, cases).
 
     Raises:
@@ -261,12 +258,9 @@ def synth_dataset(
     for k in range(cases):
         road = roads[k % len(roads)] if roads else None
         scene_seed = seed * 100003 + k
-        if focus and paired:
-            scene_seed = seed * 100003 + k // 2
-            focus_rule: str | None = focus[(k // 2) % len(focus)] if k % 2 == 0 else None
-        elif focus:
+        if focus:
             chosen = (k * 0.6180339887 + seed * 0.31) % 1.0 < focus_share  # evenly spread, deterministic
-            focus_rule = focus[k % len(focus)] if chosen else None
+            focus_rule: str | None = focus[k % len(focus)] if chosen else None
         else:
             focus_rule = FAULT_RULES[(k + seed) % len(FAULT_RULES)]
         spec = sample_scene(scene_seed, road=road, focus=focus_rule, plain=bool(focus))  # type: ignore[arg-type]
