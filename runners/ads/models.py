@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,9 @@ class DrivingModel:
                 return lambda x: session.run(None, {input_name: x})
             import torch
 
-            module = torch.jit.load(str(path), map_location="cpu")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # torch 2.9 deprecates TorchScript; it still loads
+                module = torch.jit.load(str(path), map_location="cpu")
             module.eval()
 
             def run(x: np.ndarray) -> list[np.ndarray]:

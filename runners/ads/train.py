@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -360,7 +361,10 @@ def _export(
     wrapper = Exported(net, torch.from_numpy(stats)).eval()  # type: ignore[arg-type]
     example = torch.zeros(2, frames, 3, h, w)
     with torch.inference_mode():
-        traced = torch.jit.trace(wrapper, example)
+        with warnings.catch_warnings():
+            # torch 2.9 deprecates tracing in favour of torch.export; TorchScript is still what users can load.
+            warnings.simplefilter("ignore", FutureWarning)
+            traced = torch.jit.trace(wrapper, example)
     model_file = out / f"{name}.pt"
     traced.save(str(model_file))
     spec = AdapterSpec(

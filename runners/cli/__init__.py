@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from runners.cli import (
+    ads_cmds,
     config_cmds,
     crash_cmds,
     daemon_cmds,
@@ -47,6 +48,7 @@ tui_cmds.register(app)
 crash_cmds.register(app)
 tl_cmds.register(app)
 mt_cmds.register(app)
+ads_cmds.register(app)
 demo_cmds.register(app)
 app.add_typer(submit_app, name="submit")
 app.add_typer(data_app, name="data")

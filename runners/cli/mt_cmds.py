@@ -41,6 +41,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(mt_app, name="mt")
     mt_app.command("generate")(mt_generate)
     mt_app.command("coverage")(mt_coverage)
+    mt_app.command("run")(mt_run)
 
 
 def _method(method: str) -> str:
@@ -347,3 +348,156 @@ def mt_coverage(
         table.add_row(r.verb, r.term, ",".join(r.regions), "[green]yes[/]" if r.rendered else "[red]no[/]", how)
     console.print(table)
     console.print(f"contact sheet: [bold]{path}[/]")
+
+
+def mt_run(
+    cases: Annotated[Path, typer.Argument(help="A recording or dataset: Udacity, A2D2, frames/+ego.csv, synthetic.")],
+    models: Annotated[
+        Path, typer.Option("--models", help="Driving models: a folder of adapter specs (drivemt ads train --out).")
+    ],
+    rules: Annotated[
+        Path | None, typer.Option("--rules", help="Traffic rules (.txt or .jsonl) whose MRs automt uses.")
+    ] = None,
+    mr: Annotated[
+        str | None,
+        typer.Option(
+            "--mr",
+            help='One MR in Gherkin ("Given the ego-vehicle approaches ... When drivemt adds ... '
+            'Then the ego-vehicle should slow down") applied to every case where it fits.',
+        ),
+    ] = None,
+    region: Annotated[str, typer.Option("--region", "-r", help="Ontology region of the rules and cases.")] = "germany",
+    method: Annotated[
+        str | None,
+        typer.Option(
+            "--method",
+            "-m",
+            help="Comma-separated methods: automt, manual, random, null "
+            "(all four with --rules; 'fixed' with --mr, to which null may be added).",
+        ),
+    ] = None,
+    rounds: Annotated[int, typer.Option(help="Seeded rounds per method (the t-test needs two or more).")] = 1,
+    band: Annotated[
+        str | None, typer.Option(help="The Judge's band: automt-paper, per-model or strict (configuration's if unset).")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Where cases, follow-ups, predictions and reports go.")
+    ] = Path("mt-run"),
+    seed: Annotated[int, typer.Option(help="Seed of the first round (round k uses seed + k).")] = 0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for each round.")] = 3600.0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the figures as one JSON object.")] = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """AutoMT's experiment: generation, validity and the driving-model Judge for each method over seeded rounds.
+
+    Prints each method's validation rate and check rates, each model's violation rate (violations on valid
+    follow-ups / cases), the distinct manipulations, and a paired t-test between methods across rounds; writes
+    an HTML report with the violating cases first.
+    """
+    from runners.host.experiment import run_experiment_in_process
+    from tools.mt.models import METHODS
+    from tools.rules.files import read_rules_file
+    from tools.rules.mr import parse_gherkin
+
+    if (rules is None) == (mr is None):
+        raise fail('give either --rules RULES.jsonl (with --region) or --mr "GHERKIN TEXT"')
+    if rounds < 1:
+        raise fail("--rounds must be at least 1")
+    if band is not None and band not in ("automt-paper", "per-model", "strict"):
+        raise fail(f"unknown band {band!r}: use automt-paper, per-model or strict")
+    default = "fixed" if mr else ",".join(METHODS)
+    methods = [m.strip() for m in (method or default).split(",") if m.strip()]
+    allowed = (*METHODS, "fixed")
+    for m in methods:
+        if m not in allowed:
+            raise fail(f"unknown method {m!r}: use {', '.join(allowed)}")
+    if mr is not None:
+        methods = ["fixed" if m == "automt" else m for m in methods]
+    elif "fixed" in methods:
+        raise fail("the fixed method needs --mr")
+    methods = list(dict.fromkeys(methods))
+    fixed = None
+    try:
+        if mr is not None:
+            fixed = parse_gherkin(mr)
+        rule_list = list(read_rules_file(rules, region=region)) if rules else []
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
+    if not models.exists():
+        raise fail(f"--models {models} does not exist (train some with: drivemt ads train DATA --out {models})")
+    cfg = make_config(config=config, data_dir=data_dir, log_level=log_level)
+    cfg = cfg.model_copy(update={"artifacts_dir": out})
+
+    async def main() -> Any:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err_console, disable=not err_console.is_terminal,
+        ) as progress:  # fmt: skip
+            tasks: dict[str, Any] = {}
+
+            def update(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(stage, total=total)
+                progress.update(tasks[stage], completed=done, total=total)
+
+            return await run_experiment_in_process(
+                cfg, cases, models, region=region, methods=methods, rounds=rounds, rules=rule_list,
+                fixed_mr=fixed, band=band, seed=seed, timeout=timeout, on_progress=update,  # type: ignore[arg-type]
+            )  # fmt: skip
+
+    try:
+        run = run_async(main)
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
+    for problem in run.problems:
+        err_console.print(f"[yellow]skipped[/] {problem}")
+    summary = run.summary
+    if json_out:
+        print(json.dumps(summary))
+        return
+    print_experiment(summary)
+
+
+def print_experiment(summary: dict[str, Any]) -> None:
+    """The experiment's tables: methods x models, checks, t-tests, scene agreement, and the report's path."""
+    models = summary["models"]
+    table = Table(
+        title=f"{summary['cases']} cases, {summary['rounds']} round(s), band {summary['band']}: "
+        "violation rate = violations on valid follow-ups / cases",
+        title_justify="left",
+    )
+    table.add_column("method")
+    table.add_column("valid", justify="right")
+    table.add_column("distinct", justify="right")
+    for m in models:
+        table.add_column(m, justify="right")
+    for method, f in summary["methods"].items():
+        table.add_row(
+            method, f"{f['validation_rate']:.1%}", str(f["distinct_manipulations"]),
+            *(f"{f['violation_rate'][m]:.1%}" for m in models),
+        )  # fmt: skip
+    console.print(table)
+    for method, f in summary["methods"].items():
+        checks = ", ".join(f"{k.replace('_', ' ')} {v:.1%}" for k, v in f["checks"].items())
+        console.print(f"  {method} checks: {checks}")
+    if summary["tests"]:
+        console.print(f"paired t-tests ({summary['reference']} vs each method, per model, across rounds):")
+        for t in summary["tests"]:
+            p = f"t={t['t']:.2f}, p={t['p']:.4f}" if t["p"] is not None else t["note"]
+            console.print(
+                f"  {t['a']} vs {t['b']}, {t['model']}: {t['mean_a']:.1%} vs {t['mean_b']:.1%} ({p})", highlight=False
+            )
+    a = summary["agreement"]
+    if a["verdicts"]:
+        console.print(
+            f"scene truth: on {a['followups']} re-rendered follow-ups the scripted driver matched the MR in "
+            f"{a['mr_matches_scene']:.1%}; {a['agreement']:.1%} of {a['verdicts']} verdicts agree with it "
+            "(partly circular: scene, sprites and driver share one drawing code)"
+        )
+    for e in summary["model_errors"]:
+        err_console.print(f"[yellow]model error[/] {e}")
+    console.print(f"{summary['seconds']:.0f} s; report: [bold]{summary['report']}[/]")

@@ -24,10 +24,17 @@ from bus.events import CasesSubmittedPayload
 from runners.clients.collector import Collector
 from tools.common.artifacts import ArtifactStore, RunLayout
 from tools.mt.loaders import LoadResult, import_cases, load_cases
-from tools.mt.models import CASE_FRAMES
+from tools.mt.models import CASE_FRAMES, DrivingCase
 from tools.mt.report import GenerationResult, summarise, write_generation_report
 
-__all__ = ["CaseOutcome", "CaseResults", "case_submissions", "report_outcome", "submit_cases_and_collect"]
+__all__ = [
+    "CaseOutcome",
+    "CaseResults",
+    "case_events",
+    "case_submissions",
+    "report_outcome",
+    "submit_cases_and_collect",
+]
 
 
 def case_submissions(
@@ -41,6 +48,7 @@ def case_submissions(
     per_event: int = 10,
     format: str | None = None,
     stride: int | None = None,
+    **batch: Any,
 ) -> tuple[str, list[CasesSubmitted], LoadResult]:
     """Events for the cases under ``path`` (their frames put into ``store`` under the batch's folder).
 
@@ -52,6 +60,7 @@ def case_submissions(
         per_event: Cases per event.
         format: The recording's format; detected when None.
         stride: Frames between consecutive cases of a long recording (the case length when None).
+        **batch: Further fields of the submission (``models``, ``band``, ``fixed_mr``).
 
     Returns:
         The batch's correlation id, its events, and what the loader found (problems included).
@@ -62,22 +71,34 @@ def case_submissions(
     result = load_cases(path, format=format, region=region, stride=stride or CASE_FRAMES)
     correlation = str(uuid.uuid4())
     cases = import_cases(store, result.cases, prefix=RunLayout.cases(correlation))
-    events = [
+    events = case_events(
+        correlation, cases, region=region, method=method, seed=seed, source=str(path), producer=producer,
+        per_event=per_event, **batch,
+    )  # fmt: skip
+    return correlation, events, result
+
+
+def case_events(
+    correlation: str,
+    cases: Sequence[DrivingCase],
+    *,
+    producer: str = "cli",
+    per_event: int = 10,
+    source: str | None = None,
+    **batch: Any,
+) -> list[CasesSubmitted]:
+    """The events of one batch of cases already in the store (``batch``: region, method, seed, models, band,
+    fixed_mr)."""
+    return [
         CasesSubmitted(
             correlation_id=correlation,
             producer=producer,
             payload=CasesSubmittedPayload(
-                cases=cases[i : i + per_event],
-                region=region,
-                method=method,  # type: ignore[arg-type]
-                seed=seed,
-                source=str(path),
-                batch_size=len(cases),
+                cases=list(cases[i : i + per_event]), source=source, batch_size=len(cases), **batch
             ),
         )
         for i in range(0, len(cases), max(1, per_event))
     ]
-    return correlation, events, result
 
 
 @dataclass

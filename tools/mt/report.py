@@ -100,7 +100,8 @@ def write_generation_report(
     media = f"{base}/media"
     rows = []
     for r in list(results)[:max_cases]:
-        row: dict[str, Any] = {"case_id": r.case_id, "status": r.status, "reason": r.reason}
+        row: dict[str, Any] = {"case_id": r.case_id, "status": r.status, "reason": r.reason, "followup_id": None}
+        row["mr"] = None
         if r.followup is not None:
             f = r.followup
             src = read_frames(store, f.source)

@@ -1,0 +1,186 @@
+"""AutoMT's experiment in-process (``drivemt mt run``): every method, over seeded rounds, through the same agents
+a daemon runs (M-Agent and Validator for the rules' MRs, T-Agent, F-Agent, validity checker, Judge).
+
+The cases go into the store once and every round submits the same refs, so each model's predictions on a source
+are computed once and shared by every method and round (the Judge caches them by the frames' refs).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runners.ads.pool import import_models
+from runners.clients.mt import CaseResults, case_events, report_outcome, submit_cases_and_collect
+from runners.clients.rules import RunSummary, submit_and_collect
+from runners.config import DrivemtConfig
+from runners.host.inprocess import private_daemon
+from tools.common.artifacts import LocalArtifactStore, RunLayout
+from tools.common.similarity import Embedder
+from tools.errors import BadInputError
+from tools.mt.experiment import (
+    JudgedCase,
+    RoundResult,
+    method_figures,
+    paired_tests,
+    round_figures,
+    scene_agreement,
+    write_experiment_report,
+)
+from tools.mt.loaders import import_cases, load_cases
+from tools.mt.models import BandPolicy
+from tools.mt.report import CHECKS
+from tools.rules.models import MRFields, TrafficRule
+
+__all__ = ["Experiment", "run_experiment_in_process"]
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+@dataclass
+class Experiment:
+    """What ``drivemt mt run`` came to."""
+
+    summary: dict[str, Any]
+    rounds: list[RoundResult]
+    report: Path | None
+    problems: list[str] = field(default_factory=list)
+    rules: RunSummary | None = None
+
+
+def _judged(outcome: CaseResults) -> list[JudgedCase]:
+    out = []
+    for case_id, o in outcome.outcomes.items():
+        if o.judged is None:
+            out.append(JudgedCase(case_id, "missing", None, [], "-", [], [], reason="no verdict before the timeout"))
+            continue
+        p = o.judged.payload
+        out.append(
+            JudgedCase(
+                case_id=case_id,
+                status=p.status,
+                followup=p.followup,
+                verdicts=p.verdicts,
+                band_policy=p.band_policy,
+                source_predictions=p.source_predictions,
+                followup_predictions=p.followup_predictions,
+                model_errors=p.model_errors,
+                reason=p.reason,
+            )
+        )
+    return out
+
+
+async def run_experiment_in_process(
+    config: DrivemtConfig,
+    cases_path: Path,
+    models_dir: Path,
+    *,
+    region: str,
+    methods: Sequence[str],
+    rounds: int = 1,
+    rules: Sequence[TrafficRule] = (),
+    fixed_mr: MRFields | None = None,
+    band: BandPolicy | None = None,
+    seed: int = 0,
+    timeout: float = 3600.0,
+    on_progress: ProgressFn | None = None,
+    embedder: Embedder | None = None,
+    model_clients: Mapping[str, Any] | None = None,
+) -> Experiment:
+    """Generation, validity and judging for each method over ``rounds`` seeds; artefacts under the runs folder.
+
+    Args:
+        config: Configuration (its ``runs_dir`` receives cases, follow-ups, predictions and the reports).
+        cases_path: A recording or dataset (Udacity, A2D2, a folder, a drivemt synthetic set).
+        models_dir: Adapter specs (and their model files) of the driving models to judge.
+        region: The ontology region of the rules and the cases.
+        methods: automt, manual, random, null, fixed (``fixed`` needs ``fixed_mr``).
+        rounds: Seeds per method (``seed``, ``seed + 1``, ...).
+        rules: Traffic rules whose MRs the ``automt`` method draws from.
+        fixed_mr: The one MR of the ``fixed`` method.
+        band: The Judge's band (the configuration's when None).
+        timeout: Seconds to wait for each round.
+        on_progress: Called with (stage, done, total).
+
+    Raises:
+        BadInputError: If the cases or the models cannot be used.
+    """
+    started = time.perf_counter()
+    store = LocalArtifactStore(config.runs_dir)
+    model_refs = import_models(store, models_dir)
+    loaded = load_cases(cases_path, region=region)
+    if not loaded.cases:
+        raise BadInputError(
+            f"no usable driving case in {cases_path}: " + "; ".join(str(p) for p in loaded.problems[:5])
+        )
+    experiment_id = f"experiment-{uuid.uuid4().hex[:8]}"
+    cases = import_cases(store, loaded.cases, prefix=RunLayout.cases(experiment_id))
+    results: list[RoundResult] = []
+    model_names: list[str] = []
+    summary_rules = None
+    async with private_daemon(
+        config, embedder=embedder, model_clients=model_clients, prefix="drivemt-mt-", artifacts_dir=config.runs_dir
+    ) as daemon:
+        assert daemon.bus is not None
+        if rules and "automt" in methods:
+            summary_rules = await submit_and_collect(
+                daemon.bus,
+                rules,
+                timeout=timeout,
+                source="mt run",
+                on_progress=(lambda d, t: on_progress("rules -> MRs", d, t)) if on_progress else None,
+            )
+        for method in methods:
+            for r in range(rounds):
+                round_seed = seed + r
+                correlation = f"{experiment_id}-{method}-{r}"
+                events = case_events(
+                    correlation, cases, region=region, method=method, seed=round_seed, source=str(cases_path),
+                    producer="mt run", models=model_refs, band=band,
+                    fixed_mr=fixed_mr if method == "fixed" else None,
+                )  # fmt: skip
+                t0 = time.perf_counter()
+                stage = f"{method}, round {r + 1}/{rounds}"
+                tick = functools.partial(on_progress, stage) if on_progress is not None else None
+                outcome = await submit_cases_and_collect(daemon.bus, events, timeout=timeout, on_progress=tick)
+                seconds = time.perf_counter() - t0
+                generation, _, _ = report_outcome(store, outcome, batch=correlation, seconds=seconds)
+                rr = RoundResult(method, r, round_seed, correlation, generation, _judged(outcome), seconds)
+                for j in rr.judged:
+                    for v in j.verdicts:
+                        if v.model not in model_names:
+                            model_names.append(v.model)
+                results.append(rr)
+    for rr in results:
+        rr.figures = round_figures(rr, model_names)
+    methods_out = method_figures(results, model_names)
+    reference = "automt" if "automt" in methods else ("fixed" if "fixed" in methods else methods[0])
+    summary: dict[str, Any] = {
+        "experiment": experiment_id,
+        "source": str(cases_path),
+        "region": region,
+        "cases": len(cases),
+        "rounds": rounds,
+        "seeds": [seed + r for r in range(rounds)],
+        "band": band or config.mt_judge.band,
+        "models": model_names,
+        "mr": fixed_mr.gherkin if fixed_mr else None,
+        "check_names": list(CHECKS),
+        "methods": methods_out,
+        "reference": reference,
+        "tests": paired_tests(results, model_names, reference=reference),
+        "agreement": scene_agreement(results, floor=config.mt_judge.floor),
+        "model_errors": sorted({e for rr in results for e in rr.figures["model_errors"]}),
+    }
+    summary["seconds"] = round(time.perf_counter() - started, 2)
+    ref = write_experiment_report(
+        store, report_ref=f"{experiment_id}/experiment.html", summary=summary, rounds=results, models=model_names
+    )
+    summary["report"] = str(store.local_path(ref))
+    return Experiment(summary, results, store.local_path(ref), [str(p) for p in loaded.problems], summary_rules)
