@@ -31,8 +31,8 @@ def _size(text: str) -> tuple[int, int]:
         h, w = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise fail(f"--size must be HEIGHTxWIDTH, e.g. 80x160, not {text!r}") from None
-    if h < 32 or w < 32:
-        raise fail(f"--size {text} is too small: the zoo's networks take at least 32x32")
+    if h < 64 or w < 64:
+        raise fail(f"--size {text} is too small: the zoo's networks take at least 64x64")
     return h, w
 
 

@@ -182,26 +182,45 @@ def submit_cases(
     method: MethodOpt = "automt",
     seed: Annotated[int, typer.Option(help="Seed of the draws and placements.")] = 0,
     stride: Annotated[int | None, typer.Option(help="Frames between cases of a long recording.")] = None,
-    wait: Annotated[bool, typer.Option("--wait", help="Wait for every case's follow-up and its checks.")] = False,
+    models: Annotated[
+        Path | None,
+        typer.Option(
+            "--models",
+            help="Driving models (a folder of adapter specs) the Judge runs on each follow-up "
+            "(the daemon's mt_judge.models if unset).",
+        ),
+    ] = None,
+    band: Annotated[
+        str | None, typer.Option(help="The Judge's band: automt-paper, per-model or strict (the daemon's if unset).")
+    ] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for every case's verdict.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 1800.0,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
 ) -> None:
-    """Publish driving test cases into a running daemon (their frames go into its artefact store); it describes them,
-    makes a follow-up of each by one MR (--method) and checks its validity."""
+    """Publish driving test cases into a running daemon (their frames and the models go into its artefact store);
+    it describes them, makes a follow-up of each by one MR (--method), checks its validity, and the Judge runs the
+    driving models on each valid follow-up and its source."""
+    from runners.ads.pool import import_models
     from runners.clients.mt import CaseResults, case_submissions, report_outcome, submit_cases_and_collect
     from tools.common.artifacts import LocalArtifactStore
 
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
     _method(method)
+    if band is not None and band not in ("automt-paper", "per-model", "strict"):
+        raise fail(f"unknown band {band!r}: use automt-paper, per-model or strict")
 
     store = LocalArtifactStore(cfg.runs_dir)
     started = time.perf_counter()
+    try:
+        model_refs = import_models(store, models) if models is not None else []
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
 
     async def main() -> tuple[str, int, list[str], CaseResults | None]:
         correlation, events, result = case_submissions(
-            store, cases, region=region, method=method, seed=seed, stride=stride
+            store, cases, region=region, method=method, seed=seed, stride=stride, models=model_refs, band=band
         )
         if not events:
             raise fail(f"no usable case in {cases}: " + "; ".join(str(p) for p in result.problems[:5]))
@@ -221,6 +240,7 @@ def submit_cases(
     if outcome is not None:
         _, figures, ref = report_outcome(store, outcome, batch=correlation, seconds=time.perf_counter() - started)
         print_figures(method, figures, store.local_path(ref) if ref else None)
+        print_verdicts(outcome)
         if not outcome.complete():
             raise fail(f"{n - outcome.done()} case(s) without a result after {timeout:.0f} s")
 
@@ -236,6 +256,20 @@ def print_figures(method: str, figures: dict[str, Any], report: Path | None) -> 
         console.print(f"  {name.replace('_', ' ')}: {rate:.1%} of {figures['followups']} follow-ups")
     if report is not None:
         console.print(f"report: [bold]{report}[/]")
+
+
+def print_verdicts(outcome: Any) -> None:
+    """The Judge's totals of a submission: violations per model, and models that could not judge."""
+    batch = outcome.batch
+    if batch is not None:
+        p = batch.payload
+        rates = ", ".join(f"{m} {p.violations[m]} ({p.violation_rate[m]:.1%})" for m in sorted(p.violations))
+        console.print(f"Judge: {p.valid} valid follow-ups judged; violations per model: {rates or 'no models'}")
+    else:
+        judged = sum(1 for o in outcome.outcomes.values() if o.judged and o.judged.payload.status == "judged")
+        console.print(f"Judge: {judged} follow-up(s) judged")
+    for e in outcome.model_errors:
+        err_console.print(f"[yellow]model error[/] {e.payload.reason}")
 
 
 def mt_generate(

@@ -96,7 +96,7 @@ def judge_models(
             s, f = _median(src.speed_kmh), _median(fol.speed_kmh)
             band, change = speed_bands[m], f - s
             if b == "slow down":
-                broken = change > -band
+                broken = change >= -band  # slowing means a drop of more than the band
                 reason = f"speed {s:.1f} -> {f:.1f} km/h ({change:+.1f}); slowing needs a drop of more than {band:.1f}"
                 out.append(
                     ModelVerdict(
