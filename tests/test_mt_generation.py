@@ -16,6 +16,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 from typer.testing import CliRunner
 
 from memory import MiniLMEmbedder
+from runners.ads.pool import import_models
 from runners.cli import app
 from runners.clients.mt import case_submissions, submit_cases_and_collect
 from runners.clients.rules import submit_and_collect
@@ -265,7 +266,9 @@ async def test_cases_become_validated_follow_ups_through_the_daemon(
     await submit_and_collect(daemon.bus, rules, timeout=60)
     synth_dataset(tmp_path / "set", cases=8, seed=5, width=160, height=80)
     store = LocalArtifactStore(config.runs_dir)
-    _, events, _ = case_submissions(store, tmp_path / "set", region="germany", per_event=3)
+    models = _brightness_models(tmp_path / "models")
+    refs = import_models(store, models)
+    _, events, _ = case_submissions(store, tmp_path / "set", region="germany", per_event=3, models=refs)
     broken = events[0].payload.cases[0]
     store.put(broken.frames[2], b"broken")
     results = await submit_cases_and_collect(daemon.bus, events, timeout=180)
@@ -279,6 +282,54 @@ async def test_cases_become_validated_follow_ups_through_the_daemon(
     counted = sum(m.execution_count for m in (await call(daemon.bus, MRS_LIST, ListMRs(limit=1000))).mrs)
     automt_uses = sum(1 for o in generated if o.generated.payload.followup.mr.mr_id)  # type: ignore[union-attr]
     assert counted == automt_uses
+    # The Judge: a verdict for every case; both models on each valid follow-up, none on an invalid one.
+    for o in outcomes.values():
+        judged = o.judged.payload  # type: ignore[union-attr]
+        assert (judged.status == "judged") == o.valid
+        if o.valid:
+            assert {v.model for v in judged.verdicts} == {"bright", "dark"}
+            assert all(v.band in ("per-model", "-") for v in judged.verdicts)  # two models: per-model bands
+            assert len(judged.source_predictions) == 2
+    assert results.batch is not None and results.batch.payload.cases == 8
+    assert set(results.batch.payload.violations) == {"bright", "dark"}
+    valid = sum(o.valid for o in outcomes.values())
+    assert results.batch.payload.valid == valid
+    predictions = list((config.runs_dir / "predictions").rglob("*.json"))
+    assert len(predictions) >= 2 * valid  # sources and follow-ups, cached in the store
+
+
+def _brightness_models(folder: Path) -> Path:
+    """Two TorchScript models whose speed follows the frames' brightness (one inverted), with adapter specs."""
+    import torch
+    from torch import nn
+
+    class Bright(nn.Module):
+        def __init__(self, sign: float) -> None:
+            super().__init__()
+            self.sign = sign
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            m = x.mean(dim=(1, 2, 3))
+            return torch.stack([30.0 + self.sign * 20.0 * m, 0.1 * m], dim=1)
+
+    folder.mkdir(parents=True)
+    for name, sign in (("bright", 1.0), ("dark", -1.0)):
+        torch.jit.script(Bright(sign)).save(str(folder / f"{name}.pt"))
+        spec = {
+            "name": name,
+            "input": {"width": 80, "height": 40, "colour": "rgb", "layout": "NCHW"},
+            "files": [
+                {
+                    "file": f"{name}.pt",
+                    "outputs": [
+                        {"name": "speed", "index": 0, "unit": "km/h"},
+                        {"name": "steering", "index": 1, "unit": "rad"},
+                    ],
+                }
+            ],
+        }
+        (folder / f"{name}.json").write_text(json.dumps(spec))
+    return folder
 
 
 @pytest.mark.slow
