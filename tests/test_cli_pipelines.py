@@ -85,11 +85,12 @@ def test_installed_console_script_answers_from_anywhere(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_demo_runs_every_part_and_links_their_reports(tmp_path: Path) -> None:
     """`demo` on a fresh data dir: rules, AutoMT follow-ups of synthetic cases by those rules' MRs, bundled crash
-    reports and the traffic-light part (with a very short detector training) all finish, and `runs/demo.html`
+    reports and the traffic-light part (two driving models trained briefly for AutoMT's Judge) (with a very short detector training) all finish, and `runs/demo.html`
     links four reports that exist."""
     data = tmp_path / "data"
     code, out = invoke(
         "demo", "--data-dir", str(data), "--variants", "1", "--tl-train-seconds", "15", "--tl-train-images", "16",
+        "--mt-train-seconds", "8",
     )  # fmt: skip
     assert code == 0, out
     index = (data / "runs" / "demo.html").read_text()
@@ -97,6 +98,7 @@ def test_demo_runs_every_part_and_links_their_reports(tmp_path: Path) -> None:
     assert len(links) == 4 and all(Path(link).is_file() for link in links)
     assert "crashes reproduced" in index and "violations in" in index
     assert "valid follow-ups of 24 cases" in index and "validation rate" in out
+    assert "violation rate epoch" in index and "pilotnet" in index  # the Judge ran the two demo models
     assert "crash reproduced" in out or "reported crashes reproduced" in out
     # A second demo reuses the trained detector instead of training again.
     weights = next(data.glob("demo/tl-*/detector/yolo.pt"))

@@ -115,7 +115,7 @@ class AdapterSpec(BaseModel):
 
 
 def find_specs(folder: Path) -> list[Path]:
-    """The adapter specs in a models folder (``*.json`` but the training report), sorted."""
+    """The adapter specs in a models folder (``*.json`` but training reports, ``*training.json``), sorted."""
     if folder.is_file():
         return [folder]
-    return sorted(p for p in folder.glob(f"*{SPEC_SUFFIX}") if p.name != "training.json")
+    return sorted(p for p in folder.glob(f"*{SPEC_SUFFIX}") if not p.name.endswith("training.json"))

@@ -166,9 +166,12 @@ def train_zoo(
     seed: int = 0,
     held_out: float = 0.2,
     batch_size: int = 32,
+    prefix: str = "",
     progress: Progress | None = None,
 ) -> TrainingReport:
-    """Train ``models`` on the cases in ``data`` within ``time_limit_s`` in all; write each model and a report.
+    """Train ``models`` on the cases in ``data`` within ``time_limit_s`` in all; write each model and a report
+    (``<prefix>training.json``). ``prefix`` goes before each model's name (``clean-epoch``), so that models trained
+    on different data can share one folder.
 
     Raises:
         KeyError: For an unknown architecture.
@@ -209,11 +212,13 @@ def train_zoo(
 
         torch.manual_seed(seed)
         report.models.append(
-            _train_one(name, frames, train_idx, val_idx, test_idx, stats, out, budget, batch_size, seed, report, tick)
+            _train_one(
+                name, frames, train_idx, val_idx, test_idx, stats, out, budget, batch_size, seed, report, tick, prefix
+            )
         )
         spent += budget
     report.seconds = time.perf_counter() - started
-    (out / "training.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
+    (out / f"{prefix}training.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
     return report
 
 
@@ -254,6 +259,7 @@ def _train_one(
     seed: int,
     report: TrainingReport,
     tick: Callable[[float], None],
+    prefix: str = "",
 ) -> ModelReport:
     import torch
 
@@ -298,10 +304,11 @@ def _train_one(
     pred = _predict(net, frames, test_idx, windows, stats)
     speed_mae = float(np.abs(pred[..., 0] - frames.speed_mps[test_idx]).mean() * 3.6)
     steer_mae = float(np.abs(pred[..., 1] - frames.steering_rad[test_idx]).mean())
-    spec_path = _export(net, name, arch.frames, h, w, stats, out, arch.stands_in_for, speed_mae, steer_mae)
+    label = prefix + name
+    spec_path = _export(net, name, label, arch.frames, h, w, stats, out, arch.stands_in_for, speed_mae, steer_mae)
     seconds = time.perf_counter() - start
     return ModelReport(
-        name=name,
+        name=label,
         stands_in_for=arch.stands_in_for,
         parameters=parameter_count(net),
         seconds=round(seconds, 1),
@@ -338,6 +345,7 @@ def _keep_best(
 def _export(
     net: object,
     name: str,
+    label: str,
     frames: int,
     h: int,
     w: int,
@@ -365,10 +373,10 @@ def _export(
             # torch 2.9 deprecates tracing in favour of torch.export; TorchScript is still what users can load.
             warnings.simplefilter("ignore", FutureWarning)
             traced = torch.jit.trace(wrapper, example)
-    model_file = out / f"{name}.pt"
+    model_file = out / f"{label}.pt"
     traced.save(str(model_file))
     spec = AdapterSpec(
-        name=name,
+        name=label,
         input=_input_spec(h, w, frames),
         files=[
             ModelFile(
@@ -384,6 +392,6 @@ def _export(
         stands_in_for=stands_in_for,
         training={"speed_mae_kmh": round(speed_mae, 3), "steering_mae_rad": round(steer_mae, 5)},
     )
-    spec_path = out / f"{name}.json"
+    spec_path = out / f"{label}.json"
     spec_path.write_text(spec.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
     return spec_path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -53,6 +54,9 @@ def ads_train(
     ] = 1200.0,
     size: Annotated[str, typer.Option(help="Model input HEIGHTxWIDTH (AutoMT: 160x320).")] = "80x160",
     seed: Annotated[int, typer.Option(help="Seed of the split and the initial weights.")] = 0,
+    prefix: Annotated[
+        str, typer.Option(help="Put before each model's name (clean-epoch), so that several zoos share a folder.")
+    ] = "",
     json_out: Annotated[bool, typer.Option("--json", help="Print the training report as JSON.")] = False,
 ) -> None:
     """Train driving models on driving cases, within a total time limit, and test them on held-out whole cases.
@@ -72,6 +76,8 @@ def ads_train(
     if time_limit <= 0:
         raise fail("--time-limit must be positive")
     height, width = _size(size)
+    if prefix and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", prefix):
+        raise fail(f"--prefix {prefix!r} may hold letters, digits and _ . + - only, and start with a letter or digit")
     try:
         with progress_bar("reading cases") as update:
             frames = load_case_frames(data, height=height, width=width, progress=update)
@@ -82,12 +88,12 @@ def ads_train(
 
             report = train_zoo(
                 frames, out, models=names, time_limit_s=time_limit, height=height, width=width, seed=seed,
-                progress=tick,
+                prefix=prefix, progress=tick,
             )  # fmt: skip
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
     report.data = str(data)
-    (out / "training.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
+    (out / f"{prefix}training.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
     if json_out:
         print(json.dumps(report.to_json()))
         return

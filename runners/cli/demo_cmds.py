@@ -4,7 +4,9 @@ The parts run in this order, so that results show within a minute of the install
 
 1. **Rules -> MRs**: the bundled German and California sample rules become validated metamorphic relations.
 2. **MRs -> follow-up cases** (AutoMT): synthetic driving cases (drawn once per data dir) are described, each
-   gets a follow-up made by the least-used fitting MR, and the follow-ups' validity is checked.
+   gets a follow-up made by the least-used fitting MR, the follow-ups' validity is checked, and the Judge runs
+   two light driving models (PilotNet and Epoch, trained on synthetic cases on first use and kept in the data
+   dir) on each valid follow-up and its source.
 3. **Crash reports -> scenarios**: four bundled CIREN crash narratives are extracted, simulated in MetaDrive
    with every vehicle in turn as the ego (K seeded variants), judged and reported.
 4. **Traffic lights**: a synthetic labelled dataset is drawn, a YOLO detector is trained on it on the CPU
@@ -45,6 +47,9 @@ __all__ = ["register"]
 
 PARTS = ("rules", "mt", "crashes", "tl")
 MT_DEMO_CASES = 24
+MT_DEMO_MODELS = ("pilotnet", "epoch")
+MT_DEMO_TRAIN_CASES = 120
+MT_DEMO_TRAIN_SECONDS = 90.0
 
 
 def register(app: typer.Typer) -> None:
@@ -153,6 +158,10 @@ def demo(
     tl_train_images: Annotated[
         int, typer.Option(help="Synthetic training images (0: the demo recipe's number).", hidden=True)
     ] = 0,
+    mt_train_seconds: Annotated[
+        float,
+        typer.Option(help="Training budget of the demo's driving models, seconds (first demo only).", hidden=True),
+    ] = MT_DEMO_TRAIN_SECONDS,
     log_level: LogLevelOpt = None,
 ) -> None:
     """Run drivemt's three pipelines on the embedded defaults and write one page linking their reports.
@@ -177,14 +186,18 @@ def demo(
 
     async def run_on(bus: Any) -> None:
         # Rules and crashes first: a newcomer sees their results within a minute. The traffic-light part
-        # trains its detector on first use (minutes on a CPU), so it comes last.
+        # trains its detector on first use (minutes on a CPU), so it comes last; the AutoMT part's two driving
+        # models train (first use only) while the rules run.
+        models_task = (
+            asyncio.ensure_future(asyncio.to_thread(_demo_models, cfg, mt_train_seconds)) if "mt" in chosen else None
+        )
         if "rules" in chosen:
             summary = await _rules_part(bus)
             links.append(_finish_rules(cfg, summary))
             if summary.counts()["missing"]:
                 failed.append("some rules got no result in time")
         if "mt" in chosen:
-            mt_link, ok = await _mt_part(bus, cfg)
+            mt_link, ok = await _mt_part(bus, cfg, models_task)
             links.append(mt_link)
             if not ok:
                 failed.append("some driving cases got no follow-up result in time")
@@ -238,10 +251,39 @@ async def _rules_part(bus: Any) -> Any:
         return await submit_and_collect(bus, _sample_rules(), timeout=600, on_progress=update, source="bundled samples")
 
 
-async def _mt_part(bus: Any, cfg: Any) -> tuple[tuple[str, str, str], bool]:
-    from runners.cli.mt_cmds import print_figures
+def _demo_models(cfg: Any, seconds: float = MT_DEMO_TRAIN_SECONDS) -> Path:
+    """The demo's two light driving models (PilotNet and Epoch), trained once per data dir on synthetic cases."""
+    import shutil
+
+    from runners.ads.train import train_zoo
+    from tools.mt.synth.dataset import synth_dataset
+
+    root = cfg.data_dir / "demo" / f"ads-{'-'.join(MT_DEMO_MODELS)}-{MT_DEMO_TRAIN_CASES}-{seconds:.0f}s"
+    models = root / "models"
+    if (models / "training.json").is_file():
+        return models
+    err_console.print(
+        f"training the demo's driving models ({', '.join(MT_DEMO_MODELS)}) on {MT_DEMO_TRAIN_CASES} synthetic cases "
+        f"for {seconds:.0f} s on the CPU (first demo on this data dir only; the whole zoo: "
+        "drivemt ads train)"
+    )
+    data = root / "train"
+    if not (data / "manifest.json").is_file():
+        synth_dataset(data, cases=MT_DEMO_TRAIN_CASES, seed=1, width=320, height=160)
+    partial = root / "models.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    train_zoo(data, partial, models=MT_DEMO_MODELS, time_limit_s=seconds, seed=0)
+    partial.rename(models)
+    return models
+
+
+async def _mt_part(bus: Any, cfg: Any, models_task: Any) -> tuple[tuple[str, str, str], bool]:
+    from runners.ads.pool import import_models
+    from runners.cli.mt_cmds import print_experiment, print_figures
     from runners.clients.mt import case_submissions, report_outcome, submit_cases_and_collect
+    from runners.host.experiment import experiment_summary, judged_cases
     from tools.common.artifacts import LocalArtifactStore
+    from tools.mt.experiment import RoundResult, write_experiment_report
     from tools.mt.synth.dataset import synth_dataset
 
     started = time.perf_counter()
@@ -250,18 +292,35 @@ async def _mt_part(bus: Any, cfg: Any) -> tuple[tuple[str, str, str], bool]:
         with progress_bar("synthetic driving cases") as update:
             await asyncio.to_thread(synth_dataset, cases_dir, cases=MT_DEMO_CASES, seed=0, progress=update)
     store = LocalArtifactStore(cfg.runs_dir)
-    batch, events, _ = case_submissions(store, cases_dir, region="germany", method="automt", producer="demo")
-    with progress_bar("follow-up cases") as update:
-        outcome = await submit_cases_and_collect(bus, events, timeout=900, on_progress=update)
-    _, figures, ref = report_outcome(store, outcome, batch=batch, seconds=time.perf_counter() - started)
-    report = store.local_path(ref) if ref else cfg.runs_dir / batch
-    print_figures("automt", figures, report)
-    console.print()
-    summary = (
-        f"{figures['valid']} valid follow-ups of {figures['cases']} cases ({figures['validation_rate']:.0%}), "
-        f"{figures['distinct_manipulations']} distinct manipulations"
+    models = await models_task
+    batch, events, _ = case_submissions(
+        store, cases_dir, region="germany", method="automt", producer="demo", models=import_models(store, models)
     )
-    return ("MRs → follow-up driving cases (AutoMT)", str(report), summary), outcome.complete()
+    with progress_bar("follow-up cases, judged") as update:
+        outcome = await submit_cases_and_collect(bus, events, timeout=900, on_progress=update)
+    seconds = time.perf_counter() - started
+    results, figures, _ = report_outcome(store, outcome, batch=batch, seconds=seconds)
+    print_figures("automt", figures, None)
+    rounds = [RoundResult("automt", 0, 0, batch, results, judged_cases(outcome), seconds)]
+    names = sorted({v.model for j in rounds[0].judged for v in j.verdicts})
+    summary = experiment_summary(
+        rounds, names, experiment_id=batch, source=str(cases_dir), region="germany", band=cfg.mt_judge.band,
+        floor=cfg.mt_judge.floor,
+    )  # fmt: skip
+    summary["seconds"] = round(seconds, 1)
+    ref = write_experiment_report(
+        store, report_ref=f"{batch}/experiment.html", summary=summary, rounds=rounds, models=names
+    )
+    summary["report"] = str(store.local_path(ref))
+    print_experiment(summary)
+    console.print()
+    rates = summary["methods"]["automt"]["violation_rate"]
+    text = (
+        f"{figures['valid']} valid follow-ups of {figures['cases']} cases ({figures['validation_rate']:.0%}), "
+        f"{figures['distinct_manipulations']} distinct manipulations; violation rate "
+        + ", ".join(f"{m} {r:.0%}" for m, r in rates.items())
+    )
+    return ("MRs → follow-up driving cases, judged (AutoMT)", summary["report"], text), outcome.complete()
 
 
 async def _crashes_part(bus: Any, variants: int) -> Any:

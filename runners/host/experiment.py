@@ -33,11 +33,19 @@ from tools.mt.experiment import (
     write_experiment_report,
 )
 from tools.mt.loaders import import_cases, load_cases
-from tools.mt.models import BandPolicy
+from tools.mt.models import BandFloor, BandPolicy
 from tools.mt.report import CHECKS
 from tools.rules.models import MRFields, TrafficRule
 
-__all__ = ["Experiment", "run_experiment_in_process"]
+__all__ = [
+    "ORACLE_TRIGGERS",
+    "Experiment",
+    "experiment_summary",
+    "judged_cases",
+    "oracle_mr",
+    "prove_oracle",
+    "run_experiment_in_process",
+]
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -53,7 +61,8 @@ class Experiment:
     rules: RunSummary | None = None
 
 
-def _judged(outcome: CaseResults) -> list[JudgedCase]:
+def judged_cases(outcome: CaseResults) -> list[JudgedCase]:
+    """Each submitted case's verdicts, from what a submission collected (``missing`` where none came)."""
     out = []
     for case_id, o in outcome.outcomes.items():
         if o.judged is None:
@@ -74,6 +83,41 @@ def _judged(outcome: CaseResults) -> list[JudgedCase]:
             )
         )
     return out
+
+
+def experiment_summary(
+    results: list[RoundResult],
+    model_names: list[str],
+    *,
+    experiment_id: str,
+    source: str,
+    region: str,
+    band: str,
+    floor: BandFloor,
+    fixed_mr: MRFields | None = None,
+) -> dict[str, Any]:
+    """The figures of an experiment's rounds (each round's figures are filled in on the way)."""
+    for rr in results:
+        rr.figures = round_figures(rr, model_names)
+    methods = list(dict.fromkeys(rr.method for rr in results))
+    reference = "automt" if "automt" in methods else ("fixed" if "fixed" in methods else methods[0])
+    return {
+        "experiment": experiment_id,
+        "source": source,
+        "region": region,
+        "cases": results[0].figures["cases"] if results else 0,
+        "rounds": len({rr.round for rr in results}),
+        "seeds": sorted({rr.seed for rr in results}),
+        "band": band,
+        "models": model_names,
+        "mr": fixed_mr.gherkin if fixed_mr else None,
+        "check_names": list(CHECKS),
+        "methods": method_figures(results, model_names),
+        "reference": reference,
+        "tests": paired_tests(results, model_names, reference=reference),
+        "agreement": scene_agreement(results, floor=floor),
+        "model_errors": sorted({e for rr in results for e in rr.figures["model_errors"]}),
+    }
 
 
 async def run_experiment_in_process(
@@ -151,36 +195,89 @@ async def run_experiment_in_process(
                 outcome = await submit_cases_and_collect(daemon.bus, events, timeout=timeout, on_progress=tick)
                 seconds = time.perf_counter() - t0
                 generation, _, _ = report_outcome(store, outcome, batch=correlation, seconds=seconds)
-                rr = RoundResult(method, r, round_seed, correlation, generation, _judged(outcome), seconds)
+                rr = RoundResult(method, r, round_seed, correlation, generation, judged_cases(outcome), seconds)
                 for j in rr.judged:
                     for v in j.verdicts:
                         if v.model not in model_names:
                             model_names.append(v.model)
                 results.append(rr)
-    for rr in results:
-        rr.figures = round_figures(rr, model_names)
-    methods_out = method_figures(results, model_names)
-    reference = "automt" if "automt" in methods else ("fixed" if "fixed" in methods else methods[0])
-    summary: dict[str, Any] = {
-        "experiment": experiment_id,
-        "source": str(cases_path),
-        "region": region,
-        "cases": len(cases),
-        "rounds": rounds,
-        "seeds": [seed + r for r in range(rounds)],
-        "band": band or config.mt_judge.band,
-        "models": model_names,
-        "mr": fixed_mr.gherkin if fixed_mr else None,
-        "check_names": list(CHECKS),
-        "methods": methods_out,
-        "reference": reference,
-        "tests": paired_tests(results, model_names, reference=reference),
-        "agreement": scene_agreement(results, floor=config.mt_judge.floor),
-        "model_errors": sorted({e for rr in results for e in rr.figures["model_errors"]}),
-    }
+    summary = experiment_summary(
+        results, model_names, experiment_id=experiment_id, source=str(cases_path), region=region,
+        band=band or config.mt_judge.band, floor=config.mt_judge.floor, fixed_mr=fixed_mr,
+    )  # fmt: skip
     summary["seconds"] = round(time.perf_counter() - started, 2)
     ref = write_experiment_report(
         store, report_ref=f"{experiment_id}/experiment.html", summary=summary, rounds=results, models=model_names
     )
     summary["report"] = str(store.local_path(ref))
     return Experiment(summary, results, store.local_path(ref), [str(p) for p in loaded.problems], summary_rules)
+
+
+# -- proving the oracle on synthetic data ----------------------------------------------------------------------
+ORACLE_TRIGGERS = {
+    "red-light": "a red traffic light",
+    "stop-sign": "a stop sign",
+    "pedestrian": "a pedestrian crossing the road",
+    "lead-vehicle": "a stopped vehicle ahead",
+    "cyclist": "a cyclist crossing the road",
+}
+"""Rules whose trigger a follow-up can add, and the MR's phrase for it."""
+
+
+def oracle_mr(rule: str) -> MRFields:
+    """The fixed MR that adds a rule's trigger on any road and expects the ego to slow down."""
+    from tools.rules.mr import parse_gherkin
+
+    if rule not in ORACLE_TRIGGERS:
+        raise BadInputError(f"no oracle MR for the rule {rule!r}; use {', '.join(ORACLE_TRIGGERS)}")
+    return parse_gherkin(
+        f"Given the ego-vehicle approaches a road When drivemt adds {ORACLE_TRIGGERS[rule]} "
+        "Then the ego-vehicle should slow down"
+    )
+
+
+async def prove_oracle(
+    config: DrivemtConfig,
+    rule: str,
+    root: Path,
+    *,
+    train_cases: int = 120,
+    test_cases: int = 60,
+    seconds: float = 60.0,
+    model: str = "epoch",
+    seed: int = 3,
+    height: int = 80,
+    width: int = 160,
+    embedder: Embedder | None = None,
+) -> Experiment:
+    """Train a model on data where the scripted driver obeys ``rule`` (``clean-<model>``) and one where it ignores
+    it (``faulty-<model>``), both rich in the rule's situations, then judge both on fresh cases with the fixed MR
+    that adds the rule's trigger, and with ``null`` (false alarms).
+
+    A sound oracle flags the faulty model far more often than the clean one, and neither on ``null``. The proof is
+    partly circular: scenes, sprites and the driver's reaction come from one drawing code.
+    """
+    import asyncio
+
+    from runners.ads.train import train_zoo
+    from tools.mt.synth.dataset import synth_dataset
+
+    mr = oracle_mr(rule)
+    models = root / "models"
+
+    def train() -> None:
+        for tag, ignore in (("clean", []), ("faulty", [rule])):
+            data = root / f"train-{tag}"
+            synth_dataset(data, cases=train_cases, seed=seed, width=320, height=160, ignore=ignore, focus=[rule])
+            train_zoo(
+                data, models, models=(model,), time_limit_s=seconds, prefix=f"{tag}-", seed=seed, height=height,
+                width=width,
+            )  # fmt: skip
+        synth_dataset(root / "test", cases=test_cases, seed=seed + 1000, width=320, height=160, focus=[rule])
+
+    await asyncio.to_thread(train)
+    cfg = config.model_copy(update={"artifacts_dir": root / "runs"})
+    return await run_experiment_in_process(
+        cfg, root / "test", models, region="germany", methods=["fixed", "null"], fixed_mr=mr, seed=seed,
+        embedder=embedder,
+    )  # fmt: skip
