@@ -191,8 +191,8 @@ def test_slow_down_needs_a_drop_beyond_the_band_and_strict_has_none() -> None:
     src = {"a": _p("a", 30.0), "b": _p("b", 30.0)}
     small = {"a": _p("a", 29.0), "b": _p("b", 20.0)}
     per_model = {v.model: v for v in judge_models("slow down", src, small, policy="automt-paper")}
-    assert per_model["a"].violation and not per_model["b"].violation  # a drop of 1 is inside the 1.5 floor
-    assert per_model["a"].band == "per-model" and per_model["a"].band_value == pytest.approx(1.5)
+    assert per_model["a"].violation and not per_model["b"].violation  # a drop of 1 is not more than the 1.0 floor
+    assert per_model["a"].band == "per-model" and per_model["a"].band_value == pytest.approx(1.0)
     strict = {v.model: v for v in judge_models("slow down", src, small, policy="strict")}
     assert not strict["a"].violation and strict["a"].band == "strict"
     same = {v.model: v for v in judge_models("slow down", src, src, policy="strict")}
@@ -291,3 +291,25 @@ def test_ads_train_then_mt_run_judges_every_valid_follow_up_and_a_bad_model_only
     shutil.rmtree(tmp_path / "out")
     both = runner.invoke(app, [*args[:5], "--rules", "x.jsonl", *args[5:]])
     assert both.exit_code != 0 and "either" in both.output
+
+
+@pytest.mark.slow
+async def test_the_oracle_flags_a_model_that_ignores_red_lights_and_neither_on_null(
+    tmp_path: Path, embedder: Any
+) -> None:
+    """Epoch trained where the scripted driver ignores red lights is flagged on added red lights at least twice as
+    often as Epoch trained where it obeys (and on >= 30 % of cases); on null follow-ups neither is flagged more
+    than 5 %. 120 plain straight-road training cases each, 60 s of training per model, 40 test cases: about 3.5
+    minutes."""
+    from runners.config import load_config
+    from runners.host.experiment import prove_oracle
+
+    run = await prove_oracle(
+        load_config(data_dir=tmp_path / "data"), "red-light", tmp_path, train_cases=120, test_cases=40, seconds=60,
+        embedder=embedder,
+    )  # fmt: skip
+    fixed, null = run.summary["methods"]["fixed"], run.summary["methods"]["null"]
+    clean, faulty = fixed["violation_rate"]["clean-epoch"], fixed["violation_rate"]["faulty-epoch"]
+    assert fixed["validation_rate"] >= 0.6, fixed
+    assert faulty >= 0.30 and faulty >= 2 * clean, fixed["violation_rate"]
+    assert max(null["violation_rate"].values()) <= 0.05, null["violation_rate"]

@@ -45,6 +45,8 @@ _STYLES = {
     "crashes.verdict": "bold green",
     "tl.verdict": "bold green",
     "violations.found": "bold magenta",
+    "followups.judged": "green",
+    "followups.batch_judged": "bold green",
     "sim.requested": "dim",
     "progress": "dim",
 }

@@ -139,11 +139,11 @@ ARCHITECTURES: dict[str, Architecture] = {
         Architecture("pilotnet", 1, PilotNet),
         Architecture("epoch", 1, Epoch),
         Architecture("resnet18", 1, lambda h, w: TorchvisionNet("resnet18", h, w), stands_in_for="resnet101"),
-        Architecture("vgg11", 1, lambda h, w: TorchvisionNet("vgg11", h, w), stands_in_for="vgg16"),
+        Architecture("vgg11", 1, lambda h, w: TorchvisionNet("vgg11_bn", h, w), stands_in_for="vgg16"),
         Architecture("cnn-lstm", 5, CNNLSTM),
         Architecture("cnn3d", 4, CNN3D),
         Architecture("resnet101", 1, lambda h, w: TorchvisionNet("resnet101", h, w)),
-        Architecture("vgg16", 1, lambda h, w: TorchvisionNet("vgg16", h, w)),
+        Architecture("vgg16", 1, lambda h, w: TorchvisionNet("vgg16_bn", h, w)),
     )
 }
 DEFAULT_ZOO = ("pilotnet", "epoch", "resnet18", "vgg11", "cnn-lstm", "cnn3d")

@@ -248,6 +248,8 @@ async def prove_oracle(
     seed: int = 3,
     height: int = 80,
     width: int = 160,
+    focus_share: float = 0.5,
+    roads: Sequence[str] | None = ("straight",),
     embedder: Embedder | None = None,
 ) -> Experiment:
     """Train a model on data where the scripted driver obeys ``rule`` (``clean-<model>``) and one where it ignores
@@ -255,7 +257,9 @@ async def prove_oracle(
     that adds the rule's trigger, and with ``null`` (false alarms).
 
     A sound oracle flags the faulty model far more often than the clean one, and neither on ``null``. The proof is
-    partly circular: scenes, sprites and the driver's reaction come from one drawing code.
+    partly circular: scenes, sprites and the driver's reaction come from one drawing code. By default every scene
+    is a plain straight road (``roads``), a controlled experiment: what else sets the speed (the road kind) is
+    held fixed, so a minute of training on a CPU is enough for the rule's effect to show.
     """
     import asyncio
 
@@ -268,12 +272,19 @@ async def prove_oracle(
     def train() -> None:
         for tag, ignore in (("clean", []), ("faulty", [rule])):
             data = root / f"train-{tag}"
-            synth_dataset(data, cases=train_cases, seed=seed, width=320, height=160, ignore=ignore, focus=[rule])
+            synth_dataset(
+                data, cases=train_cases, seed=seed, width=320, height=160, ignore=ignore, focus=[rule],
+                focus_share=focus_share, roads=roads,
+            )  # fmt: skip
             train_zoo(
                 data, models, models=(model,), time_limit_s=seconds, prefix=f"{tag}-", seed=seed, height=height,
                 width=width,
             )  # fmt: skip
-        synth_dataset(root / "test", cases=test_cases, seed=seed + 1000, width=320, height=160, focus=[rule])
+        # Plain scenes without the rule's trigger: the follow-up is what adds it.
+        synth_dataset(
+            root / "test", cases=test_cases, seed=seed + 1000, width=320, height=160, focus=[rule], focus_share=0.0,
+            roads=roads,
+        )  # fmt: skip
 
     await asyncio.to_thread(train)
     cfg = config.model_copy(update={"artifacts_dir": root / "runs"})

@@ -249,7 +249,7 @@ class ModelPrediction(BaseModel):
 class BandFloor(BaseModel):
     """The least per-model band (calibrated on ``null`` follow-ups: ``bench/judge_calibration.py``)."""
 
-    speed_kmh: float = Field(default=1.5, ge=0.0)
+    speed_kmh: float = Field(default=1.0, ge=0.0)
     steering_rad: float = Field(default=0.02, ge=0.0)
 
 
