@@ -9,7 +9,9 @@ Every network takes ``[batch, frames, 3, height, width]`` (YUV scaled to [-1, 1]
 undoes that). Single-frame models read the last frame; CNN-LSTM reads 5, CNN3D 4.
 
 ResNet101 and VGG16 are too slow to train on a CPU; the default zoo uses ResNet18 and VGG11 in their place,
-named as such (``resnet101`` and ``vgg16`` are there for a GPU).
+named as such (``resnet101`` and ``vgg16`` are there for a GPU). The VGGs are torchvision's batch-normalised
+variants: plain VGG11 trained from scratch with Adam at 1e-3 collapsed to the constant mean here (held-out MAE
+equal to the baseline's), while VGG11-BN beat it on both outputs (``bench/ads_training.py``).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ COST_MS = {
     "pilotnet": 2.4,
     "epoch": 17.5,
     "resnet18": 17.2,
-    "vgg11": 63.1,
+    "vgg11": 73.0,
     "cnn-lstm": 11.0,
     "cnn3d": 5.8,
     "resnet101": 300.0,
