@@ -22,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from runners.cli.logs import configure_logging
 from runners.config import load_config
 from runners.host.experiment import run_experiment_in_process
 from tools.mt.judging import judge_models
@@ -36,6 +37,7 @@ def main() -> None:
     ap.add_argument("--size", default="640x320")
     ap.add_argument("--seed", type=int, default=31)
     args = ap.parse_args()
+    configure_logging("warning", "console")
     width, height = (int(v) for v in args.size.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
         cases = Path(tmp) / "cases"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from runners.cli.logs import configure_logging
 from runners.config import load_config
 from runners.host.experiment import prove_oracle
 
@@ -37,6 +38,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--keep", type=Path, default=None)
     args = ap.parse_args()
+    configure_logging("warning", "console")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for rule in args.rules.split(","):

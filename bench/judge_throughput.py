@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runners.ads.pool import ModelPool, import_models
+from runners.cli.logs import configure_logging
 from runners.config import load_config
 from runners.host.experiment import run_experiment_in_process
 from tools.common.artifacts import LocalArtifactStore
@@ -36,6 +37,7 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=60)
     ap.add_argument("--size", default="640x320")
     args = ap.parse_args()
+    configure_logging("warning", "console")
     width, height = (int(v) for v in args.size.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
         cases_dir = Path(tmp) / "cases"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from runners.cli.logs import configure_logging
 from runners.config import load_config
 from runners.host.experiment import run_experiment_in_process
 from tools.mt.synth.dataset import synth_dataset
@@ -41,6 +42,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=None, help="Also write the summary here.")
     args = ap.parse_args()
+    configure_logging("warning", "console")
     width, height = (int(v) for v in args.size.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
         cases = Path(tmp) / "cases"

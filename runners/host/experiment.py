@@ -215,23 +215,28 @@ async def run_experiment_in_process(
 
 # -- proving the oracle on synthetic data ----------------------------------------------------------------------
 ORACLE_TRIGGERS = {
-    "red-light": "a red traffic light",
-    "stop-sign": "a stop sign",
-    "pedestrian": "a pedestrian crossing the road",
-    "lead-vehicle": "a stopped vehicle ahead",
-    "cyclist": "a cyclist crossing the road",
+    "red-light": "adds a red traffic light",
+    "stop-sign": "adds a stop sign",
+    "pedestrian": "adds a pedestrian crossing the road",
+    "lead-vehicle": "adds a stopped vehicle ahead",
+    "cyclist": "adds a cyclist crossing the road",
+    "fog": "replaces clear weather with heavy fog",
+    "rain": "replaces clear weather with heavy rain",
+    "snow": "replaces clear weather with snow",
+    "night": "replaces day with night",
 }
-"""Rules whose trigger a follow-up can add, and the MR's phrase for it."""
+"""Rules whose trigger a follow-up can add (or whose condition it can set), and the MR's wording for it."""
 
 
 def oracle_mr(rule: str) -> MRFields:
-    """The fixed MR that adds a rule's trigger on any road and expects the ego to slow down."""
+    """The fixed MR that adds a rule's trigger (or sets its condition) on any road and expects the ego to slow
+    down."""
     from tools.rules.mr import parse_gherkin
 
     if rule not in ORACLE_TRIGGERS:
         raise BadInputError(f"no oracle MR for the rule {rule!r}; use {', '.join(ORACLE_TRIGGERS)}")
     return parse_gherkin(
-        f"Given the ego-vehicle approaches a road When drivemt adds {ORACLE_TRIGGERS[rule]} "
+        f"Given the ego-vehicle approaches a road When drivemt {ORACLE_TRIGGERS[rule]} "
         "Then the ego-vehicle should slow down"
     )
 
