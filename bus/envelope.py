@@ -10,6 +10,7 @@ decoder the agents, the terminal UI, ``ops`` and tests use); inside the system t
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, TypeVar, Union
@@ -164,8 +165,18 @@ def _decode(data: bytes, subject: str) -> Event:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise EventValidationError(subject, f"not UTF-8 (invalid byte at position {exc.start})") from exc
+
+    def constant(name: str) -> float:
+        raise EventValidationError(subject, f"{name} is not a number JSON allows (NaN and infinities are refused)")
+
+    def finite(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            raise EventValidationError(subject, f"the number {literal[:40]} is out of range")
+        return value
+
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, parse_constant=constant, parse_float=finite)
     except json.JSONDecodeError as exc:
         raise EventValidationError(
             subject, f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
