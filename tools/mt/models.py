@@ -249,8 +249,8 @@ class ModelPrediction(BaseModel):
 class BandFloor(BaseModel):
     """The least per-model band, calibrated on ``null`` follow-ups (``bench/judge_calibration.py``): over 100
     null follow-ups of the six-model zoo, the 99th percentile of |change| was 0.47-0.80 km/h for five models
-    (1.41 for PilotNet) and 0.003-0.027 rad, so 1.0 km/h and 0.03 rad keep each model's false alarms at or
-    under 5 % (PilotNet 5 %, the others 0-1 %)."""
+    (1.41 for PilotNet) and 0.003-0.027 rad, so 1.0 km/h and 0.03 rad keep each model's false alarms under
+    5 % (PilotNet 3 %, the others 0-1 %)."""
 
     speed_kmh: float = Field(default=1.0, ge=0.0)
     steering_rad: float = Field(default=0.03, ge=0.0)
