@@ -7,6 +7,7 @@ are computed once and shared by every method and round (the Judge caches them by
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 import uuid
@@ -194,7 +195,10 @@ async def run_experiment_in_process(
                 tick = functools.partial(on_progress, stage) if on_progress is not None else None
                 outcome = await submit_cases_and_collect(daemon.bus, events, timeout=timeout, on_progress=tick)
                 seconds = time.perf_counter() - t0
-                generation, _, _ = report_outcome(store, outcome, batch=correlation, seconds=seconds)
+                # In a thread: drawing the round's GIFs must not stall the private daemon's agents on this loop.
+                generation, _, _ = await asyncio.to_thread(
+                    report_outcome, store, outcome, batch=correlation, seconds=seconds
+                )
                 rr = RoundResult(method, r, round_seed, correlation, generation, judged_cases(outcome), seconds)
                 for j in rr.judged:
                     for v in j.verdicts:
@@ -266,7 +270,6 @@ async def prove_oracle(
     is a plain straight road (``roads``), a controlled experiment: what else sets the speed (the road kind) is
     held fixed, so a minute of training on a CPU is enough for the rule's effect to show.
     """
-    import asyncio
 
     from runners.ads.train import train_zoo
     from tools.mt.synth.dataset import synth_dataset
