@@ -14,21 +14,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from itertools import product
 from pathlib import Path
 
+from _daemon import spawned_daemon  # bench/ is on the path when a bench runs
+
 from bus import Bus, ErrorDomain, MRAccepted, MRRejected, RulesSubmitted, Subjects, decode_event
 from bus.events import ErrorReported, RulesSubmittedPayload
 from bus.rpc import call
 from bus.services import MRS_COUNT, MRS_IMPORT, MRS_SEARCH, CountMRs, ImportedMR, ImportMRs, SearchMRs
-from runners.clients.discovery import read_state
 from runners.clients.rules import make_submissions
 from tools.rules.models import MRFields, TrafficRule
 from tools.rules.ontology import load_ontology
@@ -69,18 +66,8 @@ async def main() -> None:
     ap.add_argument("--rules-file", type=Path, default=DEFAULT_RULES)
     args = ap.parse_args()
     data = Path(tempfile.mkdtemp(prefix="drivemt-bench-"))
-    log = data / "daemon.log"
-    spawn = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "runners.cli", "daemon", "--data-dir", str(data), "--log-level", "warning"],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
-    try:
-        while (state := read_state(data / "daemon.json")) is None or state.pid != proc.pid:
-            if proc.poll() is not None:
-                raise SystemExit(f"daemon exited: {log.read_text()[-2000:]}")
-            await asyncio.sleep(0.01)
+    async with spawned_daemon(data, data / "daemon.log", poll_s=0.01) as daemon:
+        spawn, state = daemon.spawned, daemon.state
         async with Bus(url=state.nats_url, subjects=Subjects()) as bus:
             probe = RulesSubmitted(
                 producer="bench",
@@ -158,18 +145,6 @@ async def main() -> None:
             print(
                 f"MR search with {count} MRs stored: p50 {statistics.median(lat):.1f} ms, p95 {lat[int(0.95 * len(lat))]:.1f} ms over {len(lat)} queries (target p50 <= 30 ms; through the daemon, request/reply included)"
             )
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        st = read_state(data / "daemon.json")
-        if st is not None and st.nats_pid:
-            try:
-                os.kill(st.nats_pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
 
 if __name__ == "__main__":

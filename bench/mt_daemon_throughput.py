@@ -27,8 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,8 +35,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _daemon import spawned_daemon  # bench/ is on the path when a bench runs
+
 from bus import Bus, Subjects
-from runners.clients.discovery import read_state
 from runners.clients.mt import case_submissions, submit_cases_and_collect
 from runners.clients.rules import submit_and_collect
 from tools.common.artifacts import LocalArtifactStore
@@ -71,16 +70,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
     synth_dataset(tmp / "set", cases=args.cases, seed=args.seed, width=args.w, height=args.h)
     print(f"{args.cases} + {args.warmup} synthetic cases ({args.w}x{args.h}) drawn in {time.perf_counter() - t:.1f} s")
     log = tmp / "daemon.log"
-    cmd = [sys.executable, "-m", "runners.cli", "daemon", "--data-dir", str(data), "--log-level", "warning"]
-    if args.config:
-        cmd += ["--config", str(args.config)]
-    spawn = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
-    try:
-        while (state := read_state(data / "daemon.json")) is None or state.pid != proc.pid:
-            if proc.poll() is not None:
-                raise SystemExit(f"daemon exited: {log.read_text()[-2000:]}")
-            await asyncio.sleep(0.02)
+    async with spawned_daemon(data, log, extra=["--config", str(args.config)] if args.config else ()) as daemon:
+        proc, state, spawn = daemon.proc, daemon.state, daemon.spawned
         print(f"daemon up after {time.monotonic() - spawn:.1f} s (pid {proc.pid}, nats-server pid {state.nats_pid})")
         pids = [proc.pid] + ([state.nats_pid] if state.nats_pid else [])
         store = LocalArtifactStore(data / "runs")
@@ -110,18 +101,6 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
             results = await submit_cases_and_collect(bus, events, timeout=args.timeout)
             seconds = time.perf_counter() - t0
             cpu, own = cpu_seconds(pids) - cpu0, cpu_seconds([os.getpid()]) - own0
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        st = read_state(data / "daemon.json")
-        if st is not None and st.nats_pid:
-            try:
-                os.kill(st.nats_pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
     outcomes = results.outcomes.values()
     status: Counter[str] = Counter()
