@@ -151,6 +151,16 @@ class JudgeAgent(Agent):
                 await asyncio.to_thread(self._write_verdict, verdict)
         return out
 
+    def _batch_progress(
+        self, event: Event, tag: str, stage: str, done: int, total: int | None, message: str
+    ) -> ProgressReported:
+        """A batch's progress after one more case (its id derived from the input's, so a redelivery repeats it)."""
+        return ProgressReported(
+            **event.caused(event_id=derived_id(event.event_id, tag)),
+            producer=self.name,
+            payload=ProgressPayload(stage=stage, done=done, total=total, unit="cases", message=message),
+        )
+
     def _write_verdict(self, verdict: CaseVerdict) -> None:
         if verdict.case_ref:
             self.store.put(RunLayout.verdict_file(verdict.case_ref), verdict.model_dump_json(indent=2))
@@ -170,16 +180,13 @@ class JudgeAgent(Agent):
         reproduced = sum(1 for c in cases.values() if c["reproduced"])
         violations = sum(int(c["violations"]) for c in cases.values())
         out: list[Event] = [
-            ProgressReported(
-                **event.caused(event_id=derived_id(event.event_id, "batch-progress")),
-                producer=self.name,
-                payload=ProgressPayload(
-                    stage="crash-batch",
-                    done=len(cases),
-                    total=total,
-                    unit="cases",
-                    message=f"{reproduced} reproduced, {violations} violation(s) so far",
-                ),
+            self._batch_progress(
+                event,
+                "batch-progress",
+                "crash-batch",
+                len(cases),
+                total,
+                f"{reproduced} reproduced, {violations} violation(s) so far",
             )
         ]
         if self.write_reports and (total is None or len(cases) >= total):
@@ -441,16 +448,13 @@ class JudgeAgent(Agent):
             for m in c["violations"]:
                 violations[m] = violations.get(m, 0) + 1
         out.append(
-            ProgressReported(
-                **event.caused(event_id=derived_id(event.event_id, "mt-batch-progress")),
-                producer=self.name,
-                payload=ProgressPayload(
-                    stage="mt-batch",
-                    done=len(cases),
-                    total=total,
-                    unit="cases",
-                    message=f"{valid_n} valid follow-ups, {sum(violations.values())} violation(s) so far",
-                ),
+            self._batch_progress(
+                event,
+                "mt-batch-progress",
+                "mt-batch",
+                len(cases),
+                total,
+                f"{valid_n} valid follow-ups, {sum(violations.values())} violation(s) so far",
             )
         )
         if total is not None and len(cases) >= total:

@@ -52,6 +52,15 @@ def _method(method: str) -> str:
     return method
 
 
+def _band(band: str | None) -> None:
+    from typing import get_args
+
+    from tools.mt.models import BandPolicy
+
+    if band is not None and band not in get_args(BandPolicy):
+        raise fail(f"unknown band {band!r}: use {', '.join(get_args(BandPolicy))}")
+
+
 def _size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
@@ -208,8 +217,7 @@ def submit_cases(
 
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
     _method(method)
-    if band is not None and band not in ("automt-paper", "per-model", "strict"):
-        raise fail(f"unknown band {band!r}: use automt-paper, per-model or strict")
+    _band(band)
 
     store = LocalArtifactStore(cfg.runs_dir)
     started = time.perf_counter()
@@ -439,8 +447,7 @@ def mt_run(
         raise fail('give either --rules RULES.jsonl (with --region) or --mr "GHERKIN TEXT"')
     if rounds < 1:
         raise fail("--rounds must be at least 1")
-    if band is not None and band not in ("automt-paper", "per-model", "strict"):
-        raise fail(f"unknown band {band!r}: use automt-paper, per-model or strict")
+    _band(band)
     default = "fixed" if mr else ",".join(METHODS)
     methods = [m.strip() for m in (method or default).split(",") if m.strip()]
     allowed = (*METHODS, "fixed")

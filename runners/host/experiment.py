@@ -67,7 +67,7 @@ def judged_cases(outcome: CaseResults) -> list[JudgedCase]:
     out = []
     for case_id, o in outcome.outcomes.items():
         if o.judged is None:
-            out.append(JudgedCase(case_id, "missing", None, [], "-", [], [], reason="no verdict before the timeout"))
+            out.append(JudgedCase(case_id, "missing", None, [], None, [], [], reason="no verdict before the timeout"))
             continue
         p = o.judged.payload
         out.append(

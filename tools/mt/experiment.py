@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tools.mt.judging import judge_models
-from tools.mt.models import BandFloor, ModelPrediction
+from tools.mt.models import BandFloor, BandPolicy, ModelPrediction
 from tools.mt.report import GenerationResult, summarise
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ class JudgedCase:
     status: str
     followup: FollowUp | None
     verdicts: list[ModelVerdict]
-    band_policy: str
+    band_policy: BandPolicy | None
+    """The band the verdicts used (None for a case that got no verdict)."""
     source_predictions: list[ModelPrediction]
     followup_predictions: list[ModelPrediction]
     model_errors: list[str] = field(default_factory=list)
@@ -183,10 +184,8 @@ def scene_agreement(rounds: Sequence[RoundResult], *, floor: BandFloor | None = 
             mr_matches += truth == behaviour
             src = {p.model: p for p in j.source_predictions}
             fol = {p.model: p for p in j.followup_predictions}
-            policy = j.band_policy if j.band_policy in ("automt-paper", "per-model", "strict") else "automt-paper"
             again = {
-                v.model: v
-                for v in judge_models(truth, src, fol, policy=policy, floor=floor)  # type: ignore[arg-type]
+                v.model: v for v in judge_models(truth, src, fol, policy=j.band_policy or "automt-paper", floor=floor)
             }
             for v in j.verdicts:
                 if v.model not in again or v.verdict not in ("ok", "violation"):
