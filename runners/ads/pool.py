@@ -22,11 +22,12 @@ __all__ = ["ModelPool", "import_models"]
 _PREDICTIONS = "predictions"
 
 
-def _model_key(spec_path: Path, model: DrivingModel) -> str:
+def _model_key(spec_path: Path, files: list[str]) -> str:
+    """A model's identity: its spec's bytes and its files' names, sizes and times."""
     h = hashlib.sha1(spec_path.read_bytes())
-    for f in model.spec.files:
-        st = (spec_path.parent / f.file).stat()
-        h.update(f"{f.file}:{st.st_size}:{st.st_mtime_ns}".encode())
+    for name in files:
+        st = (spec_path.parent / name).stat()
+        h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
 
 
@@ -68,7 +69,7 @@ class ModelPool:
         if not path.is_file():
             raise DrivingModelError(Path(spec).stem, f"adapter spec {spec} does not exist")
         model = load_model(path)
-        entry = (model, _model_key(path, model))
+        entry = (model, _model_key(path, [f.file for f in model.spec.files]))
         with self._lock:
             self._models[spec] = entry
             while len(self._models) > self.capacity:
@@ -114,14 +115,10 @@ def import_models(store: ArtifactStore, folder: Path) -> list[str]:
             files = [f["file"] for f in json.loads(spec.read_text(encoding="utf-8")).get("files", [])]
         except (ValueError, AttributeError, KeyError, TypeError) as exc:
             raise DrivingModelError(spec.stem, f"adapter spec {spec} is not valid JSON with files: {exc}") from exc
-        h = hashlib.sha1(spec.read_bytes())
         for name in files:
-            path = spec.parent / name
-            if not path.is_file():
-                raise DrivingModelError(spec.stem, f"model file {path} does not exist")
-            st = path.stat()
-            h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
-        base = f"models/{h.hexdigest()[:16]}"
+            if not (spec.parent / name).is_file():
+                raise DrivingModelError(spec.stem, f"model file {spec.parent / name} does not exist")
+        base = f"models/{_model_key(spec, files)}"
         ref = f"{base}/{spec.name}"
         if not store.exists(ref):
             for name in files:
