@@ -61,6 +61,8 @@ class CaseFrames:
     speed_mps: np.ndarray
     """``[cases, frames]``."""
     steering_rad: np.ndarray
+    source: str = "(frames)"
+    """Where the cases were read from (the training report names it)."""
 
     def __len__(self) -> int:
         return len(self.case_ids)
@@ -106,7 +108,9 @@ def load_case_frames(
             progress(k + 1, len(result.cases))
     if not ids:
         raise BadInputError(f"no driving case in {path} has readable frames")
-    return CaseFrames(ids, np.stack(pixels), np.asarray(speed, np.float32), np.asarray(steer, np.float32))
+    return CaseFrames(
+        ids, np.stack(pixels), np.asarray(speed, np.float32), np.asarray(steer, np.float32), source=str(path)
+    )
 
 
 @dataclass
@@ -191,7 +195,7 @@ def train_zoo(
     stats = np.array([[y_speed.mean(), y_speed.std() + 1e-6], [y_steer.mean(), y_steer.std() + 1e-6]], np.float32)
     test_speed, test_steer = frames.speed_mps[test_idx], frames.steering_rad[test_idx]
     report = TrainingReport(
-        data=str(data) if not isinstance(data, CaseFrames) else "(frames)",
+        data=frames.source,
         train_cases=len(train_idx),
         held_out_cases=len(test_idx),
         height=height,

@@ -92,8 +92,6 @@ def ads_train(
             )  # fmt: skip
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
-    report.data = str(data)
-    (out / f"{prefix}training.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
     if json_out:
         print(json.dumps(report.to_json()))
         return
