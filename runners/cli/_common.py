@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from runners.cli.logs import configure_logging
 from runners.config import ConfigError, DrivemtConfig, load_config
@@ -32,6 +32,7 @@ __all__ = [
     "make_config",
     "progress_bar",
     "run_async",
+    "stage_bars",
 ]
 
 T = TypeVar("T")
@@ -151,10 +152,8 @@ def run_async(fn: Callable[[], Awaitable[T]]) -> T:
         sys.exit(130)
 
 
-@contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr; yields the (done, total) callback."""
-    with Progress(
+def _bars() -> Progress:
+    return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -162,10 +161,31 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         console=err_console,
         transient=False,
         disable=not err_console.is_terminal,
-    ) as progress:
+    )
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr; yields the (done, total) callback."""
+    with _bars() as progress:
         task = progress.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+@contextmanager
+def stage_bars() -> Iterator[Callable[[str, int, int], None]]:
+    """One progress bar per stage on stderr, each added when its stage first reports; yields the
+    (stage, done, total) callback."""
+    with _bars() as progress:
+        tasks: dict[str, TaskID] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage, total=total)
+            progress.update(tasks[stage], completed=done, total=total)
 
         yield update

@@ -23,6 +23,7 @@ from runners.cli._common import (
     make_config,
     progress_bar,
     run_async,
+    stage_bars,
     submit_app,
 )
 from tools.errors import DrivemtError
@@ -472,28 +473,13 @@ def mt_run(
     cfg = cfg.model_copy(update={"artifacts_dir": out})
 
     async def main() -> Any:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err_console, disable=not err_console.is_terminal,
-        ) as progress:  # fmt: skip
-            tasks: dict[str, Any] = {}
-
-            def update(stage: str, done: int, total: int) -> None:
-                if stage not in tasks:
-                    tasks[stage] = progress.add_task(stage, total=total)
-                progress.update(tasks[stage], completed=done, total=total)
-
+        with stage_bars() as update:
             return await run_experiment_in_process(
                 cfg, cases, models, region=region, methods=methods, rounds=rounds, rules=rule_list,
                 fixed_mr=fixed, band=band, seed=seed, timeout=timeout, on_progress=update,  # type: ignore[arg-type]
             )  # fmt: skip
 
-    try:
-        run = run_async(main)
-    except DrivemtError as exc:
-        raise fail(str(exc)) from exc
+    run = run_async(main)
     for problem in run.problems:
         err_console.print(f"[yellow]skipped[/] {problem}")
     summary = run.summary
