@@ -299,9 +299,9 @@ async def _mt_part(bus: Any, cfg: Any, models_task: Any) -> tuple[tuple[str, str
     with progress_bar("follow-up cases, judged") as update:
         outcome = await submit_cases_and_collect(bus, events, timeout=900, on_progress=update)
     seconds = time.perf_counter() - started
-    results, figures, _ = report_outcome(store, outcome, batch=batch, seconds=seconds)
+    _, figures, _ = report_outcome(store, outcome, batch=batch, seconds=seconds)
     print_figures("automt", figures, None)
-    rounds = [RoundResult("automt", 0, 0, batch, results, judged_cases(outcome), seconds)]
+    rounds = [RoundResult("automt", 0, 0, batch, figures, judged_cases(outcome), seconds)]
     names = sorted({v.model for j in rounds[0].judged for v in j.verdicts})
     summary = experiment_summary(
         rounds, names, experiment_id=batch, source=str(cases_dir), region="germany", band=cfg.mt_judge.band,

@@ -196,7 +196,7 @@ async def run_experiment_in_process(
                 outcome = await submit_cases_and_collect(daemon.bus, events, timeout=timeout, on_progress=tick)
                 seconds = time.perf_counter() - t0
                 # In a thread: drawing the round's GIFs must not stall the private daemon's agents on this loop.
-                generation, _, _ = await asyncio.to_thread(
+                _, generation, _ = await asyncio.to_thread(
                     report_outcome, store, outcome, batch=correlation, seconds=seconds
                 )
                 rr = RoundResult(method, r, round_seed, correlation, generation, judged_cases(outcome), seconds)

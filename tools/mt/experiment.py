@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 from tools.mt.judging import judge_models
 from tools.mt.models import BandFloor, BandPolicy, ModelPrediction
-from tools.mt.report import GenerationResult, summarise
 
 if TYPE_CHECKING:
     from tools.common.artifacts import ArtifactStore
@@ -73,16 +72,18 @@ class RoundResult:
     round: int
     seed: int
     batch: str
-    results: list[GenerationResult]
+    generation: dict[str, Any]
+    """The round's generation figures (:func:`tools.mt.report.summarise`)."""
     judged: list[JudgedCase]
     seconds: float = 0.0
     figures: dict[str, Any] = field(default_factory=dict)
+    """The generation figures with each model's violations (:func:`round_figures`, once every model is known)."""
 
 
 def round_figures(r: RoundResult, models: Sequence[str]) -> dict[str, Any]:
     """A round's generation figures, plus violations and violation rate per model."""
-    figures = summarise(r.results, seconds=r.seconds)
-    cases = len(r.results)
+    figures = dict(r.generation)
+    cases = figures["cases"]
     counts = Counter(m for j in r.judged if j.status == "judged" for m in j.violations)
     figures["judged"] = sum(1 for j in r.judged if j.status == "judged")
     figures["violations"] = {m: counts.get(m, 0) for m in models}
