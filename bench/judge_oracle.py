@@ -33,7 +33,8 @@ def main() -> None:
     ap.add_argument("--rules", default="red-light,stop-sign,pedestrian")
     ap.add_argument("--train-cases", type=int, default=120)
     ap.add_argument("--test-cases", type=int, default=60)
-    ap.add_argument("--seconds", type=float, default=60.0, help="Training seconds per model.")
+    ap.add_argument("--epochs", type=float, default=5.0, help="Training passes per model (0: train by time).")
+    ap.add_argument("--seconds", type=float, default=600.0, help="Cap on training seconds per model.")
     ap.add_argument("--model", default="epoch")
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--keep", type=Path, default=None)
@@ -47,7 +48,7 @@ def main() -> None:
             run = asyncio.run(
                 prove_oracle(
                     load_config(data_dir=root / "data"), rule, root, train_cases=args.train_cases,
-                    test_cases=args.test_cases, seconds=args.seconds, model=args.model, seed=args.seed,
+                    test_cases=args.test_cases, epochs=args.epochs or None, seconds=args.seconds, model=args.model, seed=args.seed,
                 )
             )  # fmt: skip
             s = run.summary

@@ -171,11 +171,16 @@ def train_zoo(
     held_out: float = 0.2,
     batch_size: int = 32,
     prefix: str = "",
+    epochs: float | None = None,
     progress: Progress | None = None,
 ) -> TrainingReport:
     """Train ``models`` on the cases in ``data`` within ``time_limit_s`` in all; write each model and a report
     (``<prefix>training.json``). ``prefix`` goes before each model's name (``clean-epoch``), so that models trained
     on different data can share one folder.
+
+    With ``epochs`` each model trains that many passes over its training frames (``time_limit_s`` stays a cap) and
+    keeps its best state by the validation loss at the end of each pass: the result no longer depends on how fast
+    the machine is. Without it, each model trains for its share of the time and is validated every so often.
 
     Raises:
         KeyError: For an unknown architecture.
@@ -217,7 +222,20 @@ def train_zoo(
         torch.manual_seed(seed)
         report.models.append(
             _train_one(
-                name, frames, train_idx, val_idx, test_idx, stats, out, budget, batch_size, seed, report, tick, prefix
+                name,
+                frames,
+                train_idx,
+                val_idx,
+                test_idx,
+                stats,
+                out,
+                budget,
+                batch_size,
+                seed,
+                report,
+                tick,
+                prefix,
+                epochs,
             )
         )
         spent += budget
@@ -264,6 +282,7 @@ def _train_one(
     report: TrainingReport,
     tick: Callable[[float], None],
     prefix: str = "",
+    epochs: float | None = None,
 ) -> ModelReport:
     import torch
 
@@ -280,7 +299,12 @@ def _train_one(
     seen, best, best_state = 0, float("inf"), None
     check_every = max(10.0, budget / 8)
     last_check = start
-    while time.perf_counter() - start < budget:
+    max_seen = None if epochs is None else int(epochs * len(train_idx) * n_frames)
+
+    def done(now: float) -> bool:
+        return now - start >= budget or (max_seen is not None and seen >= max_seen)
+
+    while not done(time.perf_counter()):
         net.train()
         for pairs in _batches(train_idx, n_frames, batch_size, rng):
             x = torch.from_numpy(_inputs(frames, pairs, windows))
@@ -291,14 +315,14 @@ def _train_one(
             opt.step()
             seen += len(pairs)
             now = time.perf_counter()
-            tick((now - start) / budget)
-            if now - start >= budget:
+            tick(max((now - start) / budget, 0.0 if max_seen is None else seen / max_seen))
+            if done(now):
                 break
-            if val_idx and now - last_check >= check_every:
+            if val_idx and max_seen is None and now - last_check >= check_every:
                 last_check = now
                 best, best_state = _keep_best(net, frames, val_idx, windows, stats, targets, best, best_state)
-        if not val_idx:
-            continue
+        if val_idx and max_seen is not None and not done(time.perf_counter()):  # by passes: validate after each
+            best, best_state = _keep_best(net, frames, val_idx, windows, stats, targets, best, best_state)
     net.eval()
     if val_idx:
         best, best_state = _keep_best(net, frames, val_idx, windows, stats, targets, best, best_state)

@@ -52,6 +52,13 @@ def ads_train(
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="Seconds of training in all, shared by cost per sample.")
     ] = 1200.0,
+    epochs: Annotated[
+        float | None,
+        typer.Option(
+            help="Train each model this many passes over its training frames, with --time-limit as a cap "
+            "(the same models on any machine); by time only if omitted."
+        ),
+    ] = None,
     size: Annotated[str, typer.Option(help="Model input HEIGHTxWIDTH (AutoMT: 160x320).")] = "80x160",
     seed: Annotated[int, typer.Option(help="Seed of the split and the initial weights.")] = 0,
     prefix: Annotated[
@@ -75,6 +82,8 @@ def ads_train(
         raise fail(f"unknown architecture(s) {', '.join(unknown)}; known: {', '.join(ARCHITECTURES)}")
     if time_limit <= 0:
         raise fail("--time-limit must be positive")
+    if epochs is not None and epochs <= 0:
+        raise fail("--epochs must be positive")
     height, width = _size(size)
     if prefix and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", prefix):
         raise fail(f"--prefix {prefix!r} may hold letters, digits and _ . + - only, and start with a letter or digit")
@@ -87,8 +96,8 @@ def ads_train(
                 update(round(frac * 1000), 1000)
 
             report = train_zoo(
-                frames, out, models=names, time_limit_s=time_limit, height=height, width=width, seed=seed,
-                prefix=prefix, progress=tick,
+                frames, out, models=names, time_limit_s=time_limit, epochs=epochs, height=height, width=width,
+                seed=seed, prefix=prefix, progress=tick,
             )  # fmt: skip
     except DrivemtError as exc:
         raise fail(str(exc)) from exc

@@ -252,7 +252,8 @@ async def prove_oracle(
     *,
     train_cases: int = 120,
     test_cases: int = 60,
-    seconds: float = 60.0,
+    epochs: float | None = 5.0,
+    seconds: float = 600.0,
     model: str = "epoch",
     seed: int = 3,
     height: int = 80,
@@ -268,7 +269,9 @@ async def prove_oracle(
     A sound oracle flags the faulty model far more often than the clean one, and neither on ``null``. The proof is
     partly circular: scenes, sprites and the driver's reaction come from one drawing code. By default every scene
     is a plain straight road (``roads``), a controlled experiment: what else sets the speed (the road kind) is
-    held fixed, so a minute of training on a CPU is enough for the rule's effect to show.
+    held fixed, so five passes over the data (about a minute on a CPU) are enough for the rule's effect to show.
+    Training is bounded by passes (``epochs``), not by time, so a slower machine trains the same models;
+    ``seconds`` caps each model's training all the same (``epochs=None``: train for ``seconds`` only).
     """
 
     from runners.ads.train import train_zoo
@@ -285,8 +288,8 @@ async def prove_oracle(
                 focus_share=focus_share, roads=roads,
             )  # fmt: skip
             train_zoo(
-                data, models, models=(model,), time_limit_s=seconds, prefix=f"{tag}-", seed=seed, height=height,
-                width=width,
+                data, models, models=(model,), time_limit_s=seconds, epochs=epochs, prefix=f"{tag}-", seed=seed,
+                height=height, width=width,
             )  # fmt: skip
         # Plain scenes without the rule's trigger: the follow-up is what adds it.
         synth_dataset(
