@@ -1,34 +1,46 @@
 """The contracts of the services a daemon offers over request/reply (served by ``runners.host.services``).
 
 Qdrant local mode allows one process per store, so the process that owns the MR store serves it here, and
-every other process (the CLI, the terminal UI, workers) calls these methods instead of opening the store.
+every other process (the CLI, the terminal UI, workers) calls these methods instead of opening the store:
+search, list and count; ``mrs.add`` (upsert, merging duplicates); ``mrs.claim`` and ``mrs.increment`` (the
+execution count, atomic because the owner runs store operations one at a time); ``templates.all``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from bus.rpc import RpcMethod
-from tools.rules.models import MRFields, StoredMR
+from tools.rules.models import MRFields, NewMR, StoredMR
 
 __all__ = [
+    "MRS_ADD",
     "MRS_CLAIM",
     "MRS_COUNT",
     "MRS_IMPORT",
+    "MRS_INCREMENT",
     "MRS_LIST",
     "MRS_SEARCH",
+    "TEMPLATES_ALL",
+    "AddMRs",
     "ClaimMR",
     "ClaimedMR",
     "CountMRs",
+    "ExecutionCount",
     "ImportMRs",
     "ImportedMR",
+    "IncrementMR",
     "ListMRs",
+    "ListTemplates",
     "MRCount",
     "MRFilters",
     "MRHit",
     "MRHits",
     "MRList",
     "SearchMRs",
+    "TemplateList",
 ]
 
 
@@ -117,6 +129,41 @@ class ClaimedMR(BaseModel):
     mr: StoredMR | None
 
 
+class AddMRs(BaseModel):
+    """Accepted MRs to store (a validator in a worker without a store of its own); duplicates merge."""
+
+    mrs: list[NewMR] = Field(max_length=100_000)
+
+
+class IncrementMR(BaseModel):
+    """Count more uses of one MR."""
+
+    mr_id: str = Field(min_length=1, max_length=200)
+    by: int = Field(default=1, ge=1, le=1_000_000)
+
+
+class ExecutionCount(BaseModel):
+    """An MR's execution count after the increment."""
+
+    execution_count: int = Field(ge=0)
+
+
+class ListTemplates(BaseModel):
+    """Every stored scenario template."""
+
+
+class TemplateList(BaseModel):
+    """Scenario templates (``kb_templates``), as stored (the caller validates them as ``ScenarioTemplate``; the bus
+    keeps to the domains' models)."""
+
+    templates: list[dict[str, Any]]
+
+
+MRS_ADD = RpcMethod("mrs.add", AddMRs, MRList, "Store accepted MRs, merging duplicates by canonical key.")
+MRS_INCREMENT = RpcMethod(
+    "mrs.increment", IncrementMR, ExecutionCount, "Count more uses of an MR (atomic in the store's owner)."
+)
+TEMPLATES_ALL = RpcMethod("templates.all", ListTemplates, TemplateList, "Every stored scenario template.")
 MRS_CLAIM = RpcMethod("mrs.claim", ClaimMR, ClaimedMR, "Claim the least-used of some MRs (execution count + 1).")
 MRS_LIST = RpcMethod("mrs.list", ListMRs, MRList, "Stored MRs in creation order, filtered.")
 MRS_SEARCH = RpcMethod("mrs.search", SearchMRs, MRHits, "MRs most similar to a text (MiniLM cosine).")

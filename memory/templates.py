@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
 from memory.mr_store import QdrantMRStore
 from tools.crash.templates import ScenarioTemplate, packaged_templates
 
-__all__ = ["TEMPLATES_COLLECTION", "TemplateStore"]
+__all__ = ["TEMPLATES_COLLECTION", "TemplateSource", "TemplateStore"]
 
 TEMPLATES_COLLECTION = "kb_templates"
 _NS = uuid.UUID("6f1d7a52-2b0c-4a8e-9c55-1a7b3e0d9f21")
@@ -25,6 +25,14 @@ log = structlog.get_logger("drivemt.memory.templates")
 
 def _point_id(road_type: str) -> str:
     return str(uuid.uuid5(_NS, road_type.lower()))
+
+
+class TemplateSource(Protocol):
+    """Where stored templates are read from (this store, or the owner's over the bus)."""
+
+    async def all(self) -> dict[str, ScenarioTemplate]:
+        """Every stored template by road type."""
+        ...
 
 
 class TemplateStore:

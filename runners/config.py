@@ -130,6 +130,11 @@ class DrivemtConfig(BaseSettings):
     )
     nats_url: str | None = Field(default=None, description="Existing NATS server or cluster; embedded server if unset.")
     qdrant_url: str | None = Field(default=None, description="Qdrant server; local mode under the data dir if unset.")
+    memory: Literal["own", "bus"] = Field(
+        default="own",
+        description="Where this process finds the MR memory: 'own' opens Qdrant (the local folder, or --qdrant-url) "
+        "and serves it on the bus; 'bus' calls the process that owns it (workers without a store).",
+    )
     namespace: str = Field(default=DEFAULT_NAMESPACE, description="First token of every subject.")
     ontology_files: list[Path] = Field(
         default_factory=list, description="User ontology files extending the packaged one."

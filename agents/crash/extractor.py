@@ -22,7 +22,7 @@ import structlog
 from agents.runtime import Agent, error_event
 from bus import CrashSubmitted, CrashVerdict, ErrorDomain, ErrorReported, Event, ScenarioExtracted, derived_id
 from bus.events import ScenarioExtractedPayload
-from memory.templates import TemplateStore
+from memory.templates import TemplateSource
 from tools.common.artifacts import RunLayout
 from tools.common.models import Provenance
 from tools.crash.files import CrashReport
@@ -52,7 +52,7 @@ class CrashExtractorAgent(Agent):
     error_domain = ErrorDomain.CRASHES
 
     def __init__(
-        self, *, templates: TemplateStore | None, provenance: Provenance, llm: LLMCrashExtractor | None = None
+        self, *, templates: TemplateSource | None, provenance: Provenance, llm: LLMCrashExtractor | None = None
     ) -> None:
         self.templates = templates
         self.provenance = provenance

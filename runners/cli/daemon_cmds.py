@@ -30,6 +30,7 @@ __all__ = ["register"]
 def register(app: typer.Typer) -> None:
     """Add the commands to the app."""
     app.command("daemon")(daemon)
+    app.command("worker")(worker)
     app.command("stop")(stop)
     app.command("status")(status)
 
@@ -45,6 +46,13 @@ def daemon(
             "--sim-workers",
             help="Simulator processes (warm MetaDrive engines) in this daemon; 0 runs none here. "
             "Default: the config's agents.sim_runner.copies (1).",
+        ),
+    ] = None,
+    agents: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only these agents here (comma-separated, as for `drivemt worker`; 'none' for bus and memory "
+            "only, with workers elsewhere). Default: every agent the config enables."
         ),
     ] = None,
     log_level: LogLevelOpt = None,
@@ -68,10 +76,97 @@ def daemon(
         if sim_workers < 0:
             raise fail("--sim-workers must be 0 or more")
         cfg.agents.sim_runner.copies = sim_workers
+    only = None if agents is None else [] if agents.strip().lower() == "none" else agent_keys(agents)
     from runners.host.daemon import Daemon
 
     async def main() -> None:
-        d = Daemon(cfg)
+        d = Daemon(cfg, only=only)
+        try:
+            await d.start()
+        except BaseException:
+            await d.stop()
+            raise
+        await d.run()
+
+    run_async(main)
+
+
+def agent_keys(spec: str) -> list[str]:
+    """Agent settings keys from a comma-separated list (``m-agent,sim-runner`` or ``all``).
+
+    Raises:
+        typer.BadParameter: Naming an unknown agent and the known ones.
+    """
+    from runners.config import AgentsSettings
+
+    known = list(AgentsSettings.model_fields)
+    names = [n.strip().lower().replace("-", "_") for n in spec.split(",") if n.strip()]
+    if names == ["all"]:
+        return known
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise typer.BadParameter(
+            f"unknown agent(s) {', '.join(unknown) or '(none given)'}; known: "
+            + ", ".join(k.replace("_", "-") for k in known)
+            + ", or all"
+        )
+    return list(dict.fromkeys(names))
+
+
+def worker(
+    agents: Annotated[
+        str,
+        typer.Option(
+            help="Agents to run here, comma-separated: m-agent, validator, crash-extractor, sim-planner, sim-runner, "
+            "judge, tl-augmenter, t-agent, f-agent, validity-checker, or all.",
+        ),
+    ],
+    nats_url: NatsUrlOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    qdrant_url: QdrantUrlOpt = None,
+    memory: Annotated[
+        str,
+        typer.Option(
+            help="bus: use the MR memory served by the daemon that owns it (no Qdrant here); own: open Qdrant "
+            "here (with --qdrant-url, a server every process shares).",
+        ),
+    ] = "bus",
+    copies: Annotated[
+        int | None, typer.Option(help="Copies of each agent in this process (default: the config's copies).")
+    ] = None,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Run some agents in this process, on a bus that is already running, until SIGINT/SIGTERM.
+
+    Work spreads over workers on this machine and others: every copy of an agent type shares that type's
+    durable work queue, and work a killed worker had not acknowledged is redelivered to another. Without
+    --nats-url the worker joins the daemon of its data dir. It starts no server and writes no state file.
+    """
+    keys = agent_keys(agents)
+    if memory not in ("bus", "own"):
+        raise fail("--memory is bus or own")
+    if copies is not None and copies < 1:
+        raise fail("--copies must be 1 or more")
+    cfg = make_config(
+        config=config,
+        data_dir=data_dir,
+        nats_url=nats_url,
+        qdrant_url=qdrant_url,
+        log_level=log_level,
+        default_level="info",
+        default_format="json",
+        memory=memory,
+    )
+    for key in keys:
+        settings = getattr(cfg.agents, key)
+        settings.enabled = True
+        if copies is not None:
+            settings.copies = copies
+    from runners.host.daemon import Daemon
+
+    async def main() -> None:
+        d = Daemon(cfg, only=keys, worker=True)
         try:
             await d.start()
         except BaseException:

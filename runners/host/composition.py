@@ -26,6 +26,7 @@ from bus import Bus
 from memory.embeddings import MiniLMEmbedder
 from memory.mr_store import QdrantMRStore, StoreSettings
 from memory.templates import TemplateStore
+from runners.clients.memory import BusMRStore, BusTemplates
 from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
 from tools.common.artifacts import LocalArtifactStore
 from tools.common.llm import build_model_client, crash_extractor_model, describer_model
@@ -133,18 +134,45 @@ class Composition:
             config_hash=config.hash, ontology_hash=self.ontology.hash, models=models, seed=config.seed
         )
         self.crash_provenance = Provenance(config_hash=config.hash, ontology_hash="", models=[], seed=config.seed)
-        self.store = QdrantMRStore(
-            settings=store_settings
-            or StoreSettings(path=config.qdrant_path, url=config.qdrant_url, api_key=qdrant_api_key()),
-            embedder=self.embedder,
-        )
-        self.templates = TemplateStore(store=self.store)
+        # With memory 'own' this process opens the store (and serves it on the bus); with 'bus' it has none and
+        # calls the owner's service once the bus is up (start_memory).
+        self.own_store: QdrantMRStore | None = None
+        self.own_templates: TemplateStore | None = None
+        if config.memory == "own":
+            self.own_store = QdrantMRStore(
+                settings=store_settings
+                or StoreSettings(path=config.qdrant_path, url=config.qdrant_url, api_key=qdrant_api_key()),
+                embedder=self.embedder,
+            )
+            self.own_templates = TemplateStore(store=self.own_store)
+        self._store: QdrantMRStore | BusMRStore | None = self.own_store
+        self._templates: TemplateStore | BusTemplates | None = self.own_templates
         self.artifacts = LocalArtifactStore(config.runs_dir)
 
-    async def start_memory(self) -> None:
-        """Open the MR store and the scenario templates that share its client."""
-        await self.store.start()
-        await self.templates.start()
+    @property
+    def store(self) -> QdrantMRStore | BusMRStore:
+        """The MR store the agents use: this process's own, or the owner's over the bus."""
+        if self._store is None:
+            raise RuntimeError("the memory is not started: call start_memory(bus) first")
+        return self._store
+
+    @property
+    def templates(self) -> TemplateStore | BusTemplates:
+        """The scenario templates the crash extractor reads."""
+        if self._templates is None:
+            raise RuntimeError("the memory is not started: call start_memory(bus) first")
+        return self._templates
+
+    async def start_memory(self, bus: Bus | None = None) -> None:
+        """Open the MR store and the scenario templates that share its client, or, with memory 'bus', reach the
+        owner's over ``bus``."""
+        if self.own_store is not None and self.own_templates is not None:
+            await self.own_store.start()
+            await self.own_templates.start()
+            return
+        if bus is None:
+            raise RuntimeError("memory 'bus' needs a connected bus")
+        self._store, self._templates = BusMRStore(bus), BusTemplates(bus)
 
     def _accepted_extension(self) -> list[Any]:
         path = self.config.data_dir / "ontology" / "accepted.yaml"

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -20,6 +20,7 @@ import structlog
 
 from agents.runtime import AgentRunner
 from bus import Bus, EmbeddedNatsServer, Subjects, adoptable
+from bus.errors import BusError
 from bus.server import stop_pid
 from memory.mr_store import StoreSettings
 from runners.clients.discovery import DaemonState, daemon_alive, pid_alive, read_state, remove_state, write_state
@@ -43,6 +44,9 @@ class Daemon:
         model_clients: Model clients by label instead of building them (tests use replay clients).
         store_settings: Override where the MR store lives.
         write_state_file: Record the bus in the data dir's state file (off for private in-process runs).
+        only: Run only these agents (settings keys such as ``m_agent``); every enabled one if omitted.
+        worker: A worker joins a bus that runs already (``nats_url``, or that of the data dir's daemon), writes no
+            state file and starts no server; with ``memory: bus`` it needs no Qdrant of its own.
     """
 
     def __init__(
@@ -53,13 +57,17 @@ class Daemon:
         model_clients: Mapping[str, Any] | None = None,
         store_settings: StoreSettings | None = None,
         write_state_file: bool = True,
+        only: Collection[str] | None = None,
+        worker: bool = False,
     ) -> None:
         self.config = config
+        self._only = set(only) if only is not None else None
+        self.worker = worker
         self.subjects = Subjects(config.namespace)
         self._embedder = embedder
         self._model_clients = model_clients
         self._store_settings = store_settings
-        self._write_state = write_state_file
+        self._write_state = write_state_file and not worker
         self._state_written = False  # only the daemon that wrote the state file removes it
         self.server: EmbeddedNatsServer | None = None
         self._adopted_pid: int | None = None
@@ -82,7 +90,10 @@ class Daemon:
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         self.nats_url = await self._bus_url()
         self.bus = Bus(
-            url=self.nats_url, subjects=self.subjects, name=f"drivemt-daemon-{os.getpid()}", settings=cfg.bus
+            url=self.nats_url,
+            subjects=self.subjects,
+            name=f"drivemt-{'worker' if self.worker else 'daemon'}-{os.getpid()}",
+            settings=cfg.bus,
         )
         await self.bus.connect()
         await self.bus.ensure_streams()
@@ -104,13 +115,15 @@ class Daemon:
             cfg, embedder=self._embedder, model_clients=self._model_clients, store_settings=self._store_settings
         )
         self.pipeline.start_loading_models()
-        await self.pipeline.start_memory()
-        self._services.append(
-            await serve_mr_service(self.bus, MRService(store=self.pipeline.store, ontology=self.pipeline.ontology))
-        )
+        await self.pipeline.start_memory(self.bus)
+        if self.pipeline.own_store is not None:
+            service = MRService(
+                store=self.pipeline.own_store, ontology=self.pipeline.ontology, templates=self.pipeline.own_templates
+            )
+            self._services.append(await serve_mr_service(self.bus, service))
         for key, make_agent in self.pipeline.agents(self.bus):
             settings = getattr(cfg.agents, key)
-            if not settings.enabled:
+            if not settings.enabled or (self._only is not None and key not in self._only):
                 continue
             for _ in range(settings.copies):
                 runner = AgentRunner(
@@ -122,13 +135,21 @@ class Daemon:
                 )
                 await runner.start()
                 self.runners.append(runner)
-        log.info("daemon ready", agents=[r.agent.name for r in self.runners], data_dir=str(cfg.data_dir))
+        log.info(
+            "worker ready" if self.worker else "daemon ready",
+            agents=[r.agent.name for r in self.runners],
+            data_dir=str(cfg.data_dir),
+        )
 
     async def _bus_url(self) -> str:
         cfg = self.config
         if cfg.nats_url:
             return cfg.nats_url
         state = read_state(cfg.state_file)
+        if self.worker:
+            if state is not None and daemon_alive(state):
+                return state.nats_url
+            raise BusError(f"a worker joins a running bus: pass --nats-url, or start a daemon on {cfg.data_dir} first")
         if state is not None and daemon_alive(state):
             raise DaemonRunningError(str(cfg.data_dir), state.pid, state.nats_url)
         if state is not None and state.nats_pid is not None:
@@ -178,8 +199,8 @@ class Daemon:
         self._services.clear()
         runners, self.runners = self.runners, []
         await asyncio.gather(*(r.stop(grace_s=self.config.shutdown_grace_s) for r in runners), return_exceptions=True)
-        if self.pipeline is not None:
-            await self.pipeline.store.stop()
+        if self.pipeline is not None and self.pipeline.own_store is not None:
+            await self.pipeline.own_store.stop()
             await self.pipeline.close()
         if self.bus is not None:
             await self.bus.close()
