@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import structlog
 
@@ -62,6 +62,9 @@ from tools.errors import BadInputError
 from tools.mt.judging import judge_models
 from tools.mt.models import DrivingCase, FollowUp, ModelPrediction
 from tools.mt.settings import MTJudgeSettings
+
+if TYPE_CHECKING:
+    from tools.tl.augment import AugmentationManifest
 
 __all__ = ["JudgeAgent"]
 
@@ -205,10 +208,27 @@ class JudgeAgent(Agent):
             self._detectors[spec] = load_detector(spec)
         return self._detectors[spec]
 
+    def _local_manifest(self, out_ref: str, manifest_ref: str, dataset_ref: str | None) -> AugmentationManifest:
+        """The augmentation's manifest with its images on this machine.
+
+        The augmenter may have run elsewhere: its augmented set (and the uploaded originals) are fetched, and paths
+        under the augmenter's store folder are re-rooted to this store's folder (same refs, another root).
+        """
+        from tools.tl.augment import load_augmentation, reroot_manifest
+
+        self.store.pull(out_ref)
+        if dataset_ref is not None:
+            self.store.pull(
+                dataset_ref if not self.store.exists(dataset_ref) else str(PurePosixPath(dataset_ref).parent)
+            )
+        local = self.store.local_path(manifest_ref)
+        manifest = load_augmentation(local)
+        here = Path(str(local)[: -len(manifest_ref)]) if str(local).endswith(manifest_ref) else None
+        return reroot_manifest(manifest, out_ref=out_ref, root=here) if here is not None else manifest
+
     @handles(TLAugmented)
     async def on_tl_augmented(self, event: TLAugmented) -> list[Event]:
         """Run the submission's detectors on an augmented dataset and check TIGAUG's relations."""
-        from tools.tl.augment import load_augmentation
         from tools.tl.judging import judge_detectors
         from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD
         from tools.tl.report import write_tl_report
@@ -218,7 +238,7 @@ class JudgeAgent(Agent):
         if not req.detectors:
             return []
         detectors = [await asyncio.to_thread(self._detector, spec) for spec in req.detectors]
-        manifest = await asyncio.to_thread(load_augmentation, self.store.local_path(p.manifest_ref))
+        manifest = await asyncio.to_thread(self._local_manifest, p.out_ref, p.manifest_ref, req.dataset_ref)
         threshold = req.threshold if req.threshold is not None else DEFAULT_VIOLATION_THRESHOLD
         tl_ref = str(PurePosixPath(p.manifest_ref).parent.parent)
         out_dir = self.store.local_path(tl_ref)
@@ -241,6 +261,7 @@ class JudgeAgent(Agent):
             await asyncio.to_thread(
                 write_tl_report, result, self.store.local_path(report_ref), augmentation=augmentation
             )
+        await asyncio.to_thread(self.store.push, tl_ref)  # evidence, results and report, for a store on the bus
 
         def ref(path: str | None) -> str | None:
             """The ref of a file the judging wrote under the test's folder (None for files outside it)."""

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, TypeVar
 import structlog
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.errors import ServiceUnavailableError
 
 from bus import (
     AgentHeartbeat,
@@ -257,9 +258,18 @@ class AgentRunner:
         """Start heartbeats, run the agent's setup, then start consuming."""
         self._hb_task = asyncio.create_task(self._heartbeats(), name=f"{self.agent.name}-heartbeat")
         await self.agent.setup()
-        self._psub = await self.bus.ensure_consumer(
-            durable=self.consumer_name, subjects=self.consumed_subjects(), settings=self.consumer
-        )
+        deadline = asyncio.get_running_loop().time() + 60.0
+        while True:
+            try:
+                self._psub = await self.bus.ensure_consumer(
+                    durable=self.consumer_name, subjects=self.consumed_subjects(), settings=self.consumer
+                )
+                break
+            except ServiceUnavailableError as exc:  # a cluster still placing its streams' replicas: wait for it
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                log.warning("work queue not ready; retrying", agent=self.agent.name, error=str(exc))
+                await asyncio.sleep(1.0)
         self._status = "ready"
         self._ready.set()
         await self._beat()

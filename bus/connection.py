@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import math
+import re
+import ssl
 from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -23,21 +27,143 @@ from nats.aio.client import Client as NATSClient
 from nats.js import JetStreamContext, api
 from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 from bus.errors import BusError
 from bus.events import Event, encode_event
 from bus.subjects import Subjects
 
-__all__ = ["Bus", "BusSettings", "ConsumerSettings"]
+__all__ = ["Bus", "BusSettings", "ConsumerSettings", "NatsAuth", "redact_url", "strip_credentials"]
 
 log = structlog.get_logger(__name__)
 
 _DAY = 24 * 3600.0
 
 
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s,]*)@")
+"""The credentials part of every URL in a text (greedy up to the last ``@``, so a raw ``@`` in a password is caught)."""
+
+
+def redact_url(text: str) -> str:
+    """The text with the password or token of every URL in it masked, safe for logs, state and reports.
+
+    ``nats://alice:s3cret@host:4222`` becomes ``nats://alice:***@host:4222``; a token
+    (``nats://t0ken@host``) becomes ``nats://***@host``. Comma-separated cluster URLs and error messages
+    quoting a URL are masked alike; text without credentials comes back unchanged.
+    """
+
+    def mask(m: re.Match[str]) -> str:
+        user, sep, _ = m["userinfo"].partition(":")
+        return f"{m['scheme']}{user}:***@" if sep else f"{m['scheme']}***@"
+
+    return _USERINFO.sub(mask, text)
+
+
+def strip_credentials(text: str) -> str:
+    """The text with the credentials of every URL in it removed (``nats://alice:s3cret@host`` -> ``nats://host``).
+
+    For URLs that other processes connect to (the daemon's state file): they bring their own credentials
+    (:class:`NatsAuth`) instead of finding someone else's on disk.
+    """
+    return _USERINFO.sub(lambda m: m["scheme"], text)
+
+
+class NatsAuth(BaseModel):
+    """Credentials and TLS for an external NATS server, passed to nats-py as NATS's own mechanisms.
+
+    User/password or a token may also sit in the URL (``nats://user:pass@host``, ``nats://token@host``);
+    nats-py takes them from there. Prefer environment variables for secrets
+    (``DRIVEMT_BUS__AUTH__PASSWORD``, ``DRIVEMT_BUS__AUTH__TOKEN`` or ``NATS_TOKEN``) over a config file.
+    """
+
+    user: str | None = Field(default=None, description="User name (with password).")
+    password: SecretStr | None = Field(default=None, repr=False, description="Password of user.")
+    token: SecretStr | None = Field(default=None, repr=False, description="Authentication token.")
+    creds_file: Path | None = Field(
+        default=None, description="A .creds file (user JWT and nkey seed), as nsc writes it; needs the nkeys package."
+    )
+    nkey_seed_file: Path | None = Field(
+        default=None, description="A file holding an nkey seed (SU...); needs the nkeys package."
+    )
+    tls_ca_file: Path | None = Field(
+        default=None, description="CA certificates to verify the server with (system CAs when unset)."
+    )
+    tls_cert_file: Path | None = Field(default=None, description="Client certificate, for servers that verify clients.")
+    tls_key_file: Path | None = Field(default=None, description="Private key of the client certificate.")
+    tls_hostname: str | None = Field(
+        default=None, description="Name to check the server certificate against (default: the URL's host)."
+    )
+
+    @property
+    def uses_nkeys(self) -> bool:
+        """Whether a .creds file or an nkey seed is configured (nats-py signs with the nkeys package)."""
+        return self.creds_file is not None or self.nkey_seed_file is not None
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """A TLS context from the CA and client certificate files, or ``None`` when none is set.
+
+        Raises:
+            BusError: If a file cannot be read or is not a certificate or key.
+        """
+        if self.tls_ca_file is None and self.tls_cert_file is None and self.tls_key_file is None:
+            return None
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise BusError("NATS TLS: set both tls_cert_file and tls_key_file for a client certificate")
+        try:
+            ctx = ssl.create_default_context(
+                ssl.Purpose.SERVER_AUTH, cafile=str(self.tls_ca_file) if self.tls_ca_file else None
+            )
+            if self.tls_cert_file is not None and self.tls_key_file is not None:
+                ctx.load_cert_chain(str(self.tls_cert_file), str(self.tls_key_file))
+        except (OSError, ssl.SSLError) as exc:
+            raise BusError(f"NATS TLS: cannot load certificates: {exc}") from exc
+        return ctx
+
+    def connect_options(self) -> dict[str, Any]:
+        """Keyword arguments of nats-py's ``Client.connect`` for these credentials.
+
+        Raises:
+            BusError: If a credentials file is missing, or nkeys signing is asked for without the nkeys package.
+        """
+        opts: dict[str, Any] = {}
+        if self.user is not None:
+            opts["user"] = self.user
+        if self.password is not None:
+            opts["password"] = self.password.get_secret_value()
+        if self.token is not None:
+            opts["token"] = self.token.get_secret_value()
+        for label, path in (("creds_file", self.creds_file), ("nkey_seed_file", self.nkey_seed_file)):
+            if path is not None and not Path(path).is_file():
+                raise BusError(f"NATS {label} {path} not found")
+        if self.uses_nkeys and importlib.util.find_spec("nkeys") is None:
+            raise BusError("NATS nkey or .creds authentication needs the 'nkeys' package: pip install 'nats-py[nkeys]'")
+        if self.creds_file is not None:
+            opts["user_credentials"] = str(self.creds_file)
+        elif self.nkey_seed_file is not None:
+            opts["nkeys_seed"] = str(self.nkey_seed_file)
+        ctx = self.ssl_context()
+        if ctx is not None:
+            opts["tls"] = ctx
+        if self.tls_hostname is not None:
+            opts["tls_hostname"] = self.tls_hostname
+        return opts
+
+
+def _refused(exc: BaseException) -> str | None:
+    """Why a first connection cannot succeed by retrying (credentials or TLS refused), else ``None``."""
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS failed: {exc}; check tls:// in the URL and bus.auth.tls_ca_file / tls_cert_file"
+    text = str(exc).lower()
+    if "authorization violation" in text or "authentication" in text:
+        return (
+            f"the server refused the credentials ({exc}); give user/password or a token in the URL, "
+            "or set bus.auth (password, token, creds_file, nkey_seed_file)"
+        )
+    return None
+
+
 class BusSettings(BaseModel):
-    """How streams are kept."""
+    """How streams are kept, and how to reach an external server."""
 
     retention_s: float = Field(default=7 * _DAY, description="How long inputs and results stay in their streams.")
     deadletter_retention_s: float = Field(default=30 * _DAY, description="How long dead letters are kept.")
@@ -47,6 +173,9 @@ class BusSettings(BaseModel):
     processed_ttl_s: float = Field(default=7 * _DAY, description="How long handled event ids are remembered.")
     replicas: int = Field(default=1, description="Stream replicas (raise on a NATS cluster).")
     connect_timeout_s: float = Field(default=5.0, description="Seconds to wait for the first connection.")
+    auth: NatsAuth = Field(
+        default_factory=NatsAuth, description="Credentials and TLS for an external server (--nats-url)."
+    )
 
 
 class ConsumerSettings(BaseModel):
@@ -86,43 +215,59 @@ class Bus:
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def connect(self) -> None:
-        """Connect (and reconnect forever afterwards).
+        """Connect (and reconnect forever afterwards), with the credentials and TLS of ``settings.auth``.
 
         Raises:
-            BusError: If no server answers within the connect timeout.
+            BusError: If no server answers within the connect timeout, or one refuses the credentials or TLS
+                (at once, instead of retrying until the timeout). The message never shows a password or token.
         """
+        auth_options = self.settings.auth.connect_options()
+        refused: list[str] = []
+        first: asyncio.Task[None] | None = None
 
         async def on_error(exc: Exception) -> None:
-            log.warning("nats error", error=str(exc))
+            if first is not None and not first.done():
+                reason = _refused(exc)
+                if reason is not None and not refused:
+                    refused.append(reason)
+                    first.cancel()  # retrying cannot help: the server said no
+                return
+            log.warning("nats error", error=redact_url(str(exc)))
 
         nc = NATSClient()
         # nats-py keeps retrying the first connection forever when reconnects are unlimited, so the
         # first connection gets a deadline of its own; once connected, reconnects never give up.
-        try:
-            await asyncio.wait_for(
-                nc.connect(
-                    servers=self.servers,
-                    name=self.name,
-                    connect_timeout=max(1, math.ceil(self.settings.connect_timeout_s)),
-                    allow_reconnect=True,
-                    max_reconnect_attempts=-1,
-                    reconnect_time_wait=1,
-                    error_cb=on_error,
-                ),
-                timeout=self.settings.connect_timeout_s,
+        first = asyncio.ensure_future(
+            nc.connect(
+                servers=self.servers,
+                name=self.name,
+                connect_timeout=max(1, math.ceil(self.settings.connect_timeout_s)),
+                allow_reconnect=True,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=1,
+                error_cb=on_error,
+                **auth_options,
             )
+        )
+        try:
+            await asyncio.wait_for(first, timeout=self.settings.connect_timeout_s)
         except (Exception, asyncio.CancelledError) as exc:  # NoServersError, TimeoutError, OSError ...
+            first.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await first
             with contextlib.suppress(Exception):
                 await nc.close()
             task = asyncio.current_task()
             if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
                 raise
-            reason = (
-                "no server answered in time"
-                if isinstance(exc, TimeoutError | asyncio.CancelledError)
-                else str(exc) or type(exc).__name__
-            )
-            raise BusError(f"cannot connect to NATS at {', '.join(self.servers)}: {reason}") from exc
+            if refused:
+                reason = refused[0]
+            elif isinstance(exc, TimeoutError | asyncio.CancelledError):
+                reason = "no server answered in time"
+            else:
+                reason = _refused(exc) or str(exc) or type(exc).__name__
+            where = redact_url(", ".join(self.servers))
+            raise BusError(f"cannot connect to NATS at {where}: {redact_url(reason)}") from exc
         self._nc = nc
         self._js = self._nc.jetstream(timeout=10.0)
 
@@ -159,10 +304,10 @@ class Bus:
 
     @property
     def connected_url(self) -> str | None:
-        """URL of the server currently connected to."""
+        """URL of the server currently connected to, its password or token masked (for people to read)."""
         if self._nc is None or self._nc.connected_url is None:
             return None
-        return self._nc.connected_url.geturl()
+        return redact_url(self._nc.connected_url.geturl())
 
     # -- streams ------------------------------------------------------------------------------
     async def ensure_streams(self) -> None:

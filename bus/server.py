@@ -110,6 +110,8 @@ class EmbeddedNatsServer:
         binary: The nats-server executable (found by :func:`find_nats_server` if omitted).
         start_timeout: Seconds to wait for the server to accept connections.
         max_payload: Largest message in bytes (rule batches and image references fit well inside).
+        extra_config: nats-server configuration text appended to the file drivemt writes (``authorization``,
+            ``tls`` blocks and the like); the listening address stays ``host``, since command-line flags win.
     """
 
     def __init__(
@@ -122,8 +124,10 @@ class EmbeddedNatsServer:
         binary: Path | None = None,
         start_timeout: float = 10.0,
         max_payload: int = 8 * 1024 * 1024,
+        extra_config: str = "",
     ) -> None:
         self.max_payload = max_payload
+        self.extra_config = extra_config
         self.store_dir = Path(store_dir)
         self.host = host
         self.port = port
@@ -157,6 +161,7 @@ class EmbeddedNatsServer:
             "# Written by drivemt for its embedded server; edits are overwritten at start.\n"
             f"max_payload: {self.max_payload}\n"
             f"jetstream {{\n  store_dir: {json.dumps(str(self.store_dir))}\n}}\n"
+            + (f"{self.extra_config.rstrip()}\n" if self.extra_config.strip() else "")
         )
         args = [
             str(binary),

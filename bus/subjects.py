@@ -69,6 +69,7 @@ class StreamNames:
     heartbeats: str
     processed_bucket: str
     tallies_bucket: str
+    artifacts_bucket: str
 
 
 @dataclass(frozen=True)
@@ -250,6 +251,7 @@ class Subjects:
             heartbeats=f"{prefix}_HEARTBEATS",
             processed_bucket=f"{prefix}_processed",
             tallies_bucket=f"{prefix}_tallies",
+            artifacts_bucket=f"{prefix}_artifacts",
         )
 
     @property

@@ -23,6 +23,7 @@ from typing import Any, Protocol, TypeVar
 import structlog
 from pydantic import BaseModel, Field
 
+from bus.connection import redact_url
 from memory.errors import MemoryStoreError, StoreLockedError
 from tools.common.similarity import Embedder
 from tools.rules.models import MRFields, NewMR, StoredMR, format_gherkin
@@ -154,7 +155,7 @@ class QdrantMRStore:
                 client.create_payload_index(s.collection, "execution_count", models.PayloadSchemaType.INTEGER)
                 client.create_payload_index(s.collection, "score", models.PayloadSchemaType.FLOAT)
                 client.create_payload_index(s.collection, "created_at", models.PayloadSchemaType.DATETIME)
-        log.info("MR store open", where=s.url or str(s.path), collection=s.collection)
+        log.info("MR store open", where=redact_url(s.url) if s.url else str(s.path), collection=s.collection)
 
     async def stop(self) -> None:
         """Close the store (releases the local-mode lock)."""

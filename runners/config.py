@@ -3,7 +3,9 @@
 Sources, later ones winning: defaults, a YAML config file (``--config``), ``DRIVEMT_*`` environment
 variables (nested keys joined by ``__``: ``DRIVEMT_LLM__PROVIDER=openai``), then command-line options.
 API keys come from the environment only (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``QDRANT_API_KEY``
-or the variable a model's ``api_key_env`` names) and never enter the config hash.
+or the variable a model's ``api_key_env`` names) and never enter the config hash. NATS credentials are
+``bus.auth`` (``DRIVEMT_BUS__AUTH__PASSWORD`` and friends), with ``NATS_TOKEN`` and ``NATS_CREDS`` filling
+an unset token or ``.creds`` file, as the nats command-line tool reads them.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, Literal
 
 import platformdirs
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -25,7 +27,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from bus.connection import BusSettings, ConsumerSettings
+from bus.connection import BusSettings, ConsumerSettings, redact_url
 from bus.subjects import DEFAULT_NAMESPACE
 from runners.simulators.beamng.settings import BeamNGSettings, beamng_settings_from_env
 from tools.common.llm import LLMSettings, ModelConfig
@@ -104,6 +106,10 @@ class EmbedderSettings(BaseModel):
     )
 
 
+_NATS_ENV = {"bus.auth.token": "NATS_TOKEN", "bus.auth.creds_file": "NATS_CREDS"}
+"""Settings that NATS's own environment variables fill when nothing else sets them."""
+
+
 class DrivemtConfig(BaseSettings):
     """Everything a daemon or command needs."""
 
@@ -135,6 +141,12 @@ class DrivemtConfig(BaseSettings):
         description="Where this process finds the MR memory: 'own' opens Qdrant (the local folder, or --qdrant-url) "
         "and serves it on the bus; 'bus' calls the process that owns it (workers without a store).",
     )
+    artifacts: Literal["local", "bus"] = Field(
+        default="local",
+        description="Where artefacts (case frames, run records, pictures, datasets, reports) live: 'local' in the "
+        "runs folder; 'bus' in the NATS JetStream Object Store (<NAMESPACE>_artifacts, the runs folder as a cache), "
+        "for workers on machines that share no file system.",
+    )
     namespace: str = Field(default=DEFAULT_NAMESPACE, description="First token of every subject.")
     ontology_files: list[Path] = Field(
         default_factory=list, description="User ontology files extending the packaged one."
@@ -165,6 +177,19 @@ class DrivemtConfig(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = Field(default="info")
     log_format: Literal["json", "console"] = Field(default="json", description="json for machines, console for people.")
     seed: int = Field(default=0, description="Seed recorded in provenance (the rule pipeline is deterministic).")
+
+    @model_validator(mode="after")
+    def _nats_credentials_from_environment(self) -> DrivemtConfig:
+        """``NATS_TOKEN`` and ``NATS_CREDS`` fill an unset ``bus.auth.token`` and ``bus.auth.creds_file``."""
+        auth = self.bus.auth
+        updates: dict[str, Any] = {}
+        if auth.token is None and (token := os.environ.get(_NATS_ENV["bus.auth.token"])):
+            updates["token"] = SecretStr(token)
+        if auth.creds_file is None and (creds := os.environ.get(_NATS_ENV["bus.auth.creds_file"])):
+            updates["creds_file"] = Path(creds)
+        if updates:
+            self.bus = self.bus.model_copy(update={"auth": auth.model_copy(update=updates)})
+        return self
 
     @property
     def qdrant_path(self) -> Path:
@@ -256,11 +281,10 @@ def _masked(key: str, value: Any) -> Any:
         return None
     if any(w in leaf for w in _SECRET_WORDS) and not leaf.endswith("_env"):
         return "***"
-    if isinstance(value, str) and "://" in value and "@" in value.split("://", 1)[1].split("/", 1)[0]:
-        scheme, rest = value.split("://", 1)
-        userinfo, host = rest.split("@", 1)
-        user = userinfo.split(":", 1)[0] if ":" in userinfo else ""
-        return f"{scheme}://{user + ':' if user else ''}***@{host}"
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, list):
+        return [redact_url(v) if isinstance(v, str) else v for v in value]
     return value
 
 
@@ -305,6 +329,8 @@ def explain_config(path: Path | None = None, **overrides: Any) -> tuple[DrivemtC
             source = f"environment ({prefix}{k.upper().replace('.', delimiter)})"
         elif _provided(file, key) is not None:
             source = f"file {path}"
+        elif key in _NATS_ENV and value is not None and os.environ.get(_NATS_ENV[key]):
+            source = f"environment ({_NATS_ENV[key]})"
         else:
             source = "default"
         out.append(ConfigValue(key=key, value=_masked(key, value), source=source))

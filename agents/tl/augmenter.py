@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
 from agents.progress import ThreadProgress
@@ -42,6 +42,18 @@ class TLAugmenterAgent(Agent):
         self.store = store
         self.progress_interval_s = progress_interval_s
 
+    def _source(self, dataset: str, ref: str | None) -> Path:
+        """The local dataset: the submitted path, or what the client uploaded (a file's whole folder comes along,
+        since annotation files name images beside them)."""
+        if ref is None:
+            return Path(dataset)
+        if self.store.exists(ref):  # an annotation file
+            parent = str(PurePosixPath(ref).parent)
+            if parent not in ("", "."):
+                self.store.pull(parent)
+            return self.store.local_path(ref)
+        return self.store.pull(ref)
+
     async def handle(self, event: Event) -> Sequence[Event]:
         """Augment one dataset (a dataset that cannot be read raises a bad-input error)."""
         assert isinstance(event, TLDatasetSubmitted)
@@ -50,7 +62,8 @@ class TLAugmenterAgent(Agent):
         from tools.tl.formats import FORMATS
 
         p = event.payload
-        dataset = await asyncio.to_thread(load_dataset, Path(p.dataset), p.format, split=p.split)
+        source = await asyncio.to_thread(self._source, p.dataset, p.dataset_ref)
+        dataset = await asyncio.to_thread(load_dataset, source, p.format, split=p.split)
         out_ref = RunLayout.tl_augmented(event.correlation_id)
         out = self.store.local_path(out_ref)
         name = Path(p.dataset).name
@@ -75,6 +88,7 @@ class TLAugmenterAgent(Agent):
             progress=lambda done, total: report(done, total, name),
         )
         await report.flush()
+        await asyncio.to_thread(self.store.push, out_ref)  # for a Judge on another machine (nothing to do locally)
         return [
             TLAugmented(
                 **event.caused(event_id=derived_id(event.event_id, "augmented")),

@@ -25,6 +25,12 @@ class TLDatasetPayload(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     dataset: str = Field(min_length=1, description="Dataset folder or annotation file (LISA, Bosch, YOLO, COCO).")
+    dataset_ref: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="Artefact ref of the dataset (folder or annotation file) that the client uploaded; read from the "
+        "artefact store instead of 'dataset' when set.",
+    )
     format: str | None = Field(default=None, description="lisa, bosch, yolo or coco; detected when null.")
     transforms: list[str] = Field(
         default_factory=lambda: list(TRANSFORM_CODES), min_length=1, description="TIGAUG transformation codes."

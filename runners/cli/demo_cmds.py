@@ -218,6 +218,7 @@ def demo(
 
     async def main() -> None:
         from bus import NoDaemonError
+        from bus.connection import redact_url
         from runners.clients.discovery import find_bus_url
 
         try:
@@ -225,7 +226,7 @@ def demo(
         except NoDaemonError:
             url = None
         if url is not None:
-            err_console.print(f"using the running daemon at {url}")
+            err_console.print(f"using the running daemon at {redact_url(url)}")
             async with connect_bus(cfg, name="drivemt-demo", url=url) as bus:
                 await run_on(bus)
             return

@@ -25,6 +25,7 @@ from bus import (
 )
 from bus.events import CrashSubmittedPayload
 from runners.clients.collector import Collector
+from tools.common.artifacts import ArtifactStore, RunLayout
 from tools.crash.files import CrashReport, find_cases, read_case
 from tools.crash.models import SimOptions
 from tools.crash.runs import plan_runs
@@ -35,6 +36,7 @@ __all__ = [
     "crash_submissions_from_path",
     "make_crash_submissions",
     "submit_crashes",
+    "upload_sketches",
 ]
 
 ProgressFn = Callable[[int, int, str], None]
@@ -176,3 +178,13 @@ async def submit_crashes(
         )
     batch.seconds = time.perf_counter() - started
     return batch
+
+
+def upload_sketches(store: ArtifactStore, batch: str, reports: Sequence[CrashReport]) -> list[str]:
+    """Put each report's scene sketch where the batch report looks for it (artefacts on the bus); return the refs."""
+    refs = []
+    for r in reports:
+        if r.sketch and Path(r.sketch).is_file():
+            ref = f"{RunLayout.crash_case(batch, r.case_id)}/sketch{Path(r.sketch).suffix.lower()}"
+            refs.append(store.put(ref, Path(r.sketch)))
+    return refs

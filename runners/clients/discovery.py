@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from bus import NoDaemonError, port_open
+from bus.connection import strip_credentials
 
 __all__ = [
     "DaemonLocator",
@@ -33,12 +34,20 @@ class DaemonState(BaseModel):
     """What a running daemon records."""
 
     pid: int = Field(description="The daemon's process id.")
-    nats_url: str
+    nats_url: str = Field(
+        description="The bus, without credentials: a command that reads it brings its own (bus.auth, --nats-url)."
+    )
     nats_pid: int | None = Field(default=None, description="The embedded server's pid; None for an external server.")
     namespace: str
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     data_dir: str
     qdrant: str = Field(description="Local store path or server URL.")
+
+    @field_validator("nats_url", "qdrant")
+    @classmethod
+    def _no_credentials(cls, value: str) -> str:
+        """Keep passwords and tokens out of the state file, which other processes and people read."""
+        return strip_credentials(value)
 
 
 def pid_alive(pid: int | None) -> bool:

@@ -17,8 +17,9 @@ from bus import (
     TLVerdict,
 )
 from runners.clients.collector import Collector
+from tools.common.artifacts import ArtifactStore, RunLayout
 
-__all__ = ["TLOutcome", "wait_for_tl"]
+__all__ = ["TLOutcome", "upload_dataset", "wait_for_tl"]
 
 
 @dataclass
@@ -84,3 +85,18 @@ async def wait_for_tl(
         await bus.publish(event)
         await collector.wait(lambda: outcome.complete, timeout=timeout)
     return outcome
+
+
+def upload_dataset(store: ArtifactStore, dataset: Path, batch: str) -> str:
+    """Put a traffic-light dataset into the artefact store for workers on other machines: its folder (for an
+    annotation file, the folder holding it, since it names images beside it) under ``RunLayout.tl_input``.
+
+    Returns:
+        The ref of the dataset itself (the folder, or the annotation file), for ``TLDatasetPayload.dataset_ref``.
+    """
+    root = dataset if dataset.is_dir() else dataset.parent
+    base = RunLayout.tl_input(batch)
+    for f in sorted(root.rglob("*")):
+        if f.is_file():
+            store.put(f"{base}/{f.relative_to(root).as_posix()}", f)
+    return base if dataset.is_dir() else f"{base}/{dataset.name}"

@@ -28,7 +28,7 @@ from memory.mr_store import QdrantMRStore, StoreSettings
 from memory.templates import TemplateStore
 from runners.clients.memory import BusMRStore, BusTemplates
 from runners.config import DrivemtConfig, api_key_for, qdrant_api_key
-from tools.common.artifacts import LocalArtifactStore
+from tools.common.artifacts import ArtifactStore, LocalArtifactStore
 from tools.common.llm import build_model_client, crash_extractor_model, describer_model
 from tools.common.models import Provenance
 from tools.common.similarity import Embedder
@@ -147,7 +147,8 @@ class Composition:
             self.own_templates = TemplateStore(store=self.own_store)
         self._store: QdrantMRStore | BusMRStore | None = self.own_store
         self._templates: TemplateStore | BusTemplates | None = self.own_templates
-        self.artifacts = LocalArtifactStore(config.runs_dir)
+        # Local by default; the daemon puts an Object Store here with artifacts 'bus' (before agents() is called).
+        self.artifacts: ArtifactStore = LocalArtifactStore(config.runs_dir)
 
     @property
     def store(self) -> QdrantMRStore | BusMRStore:

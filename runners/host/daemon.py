@@ -12,18 +12,21 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from types import TracebackType
 from typing import Any
 
 import structlog
+from nats.js.errors import ServiceUnavailableError
 
 from agents.runtime import AgentRunner
 from bus import Bus, EmbeddedNatsServer, Subjects, adoptable
+from bus.connection import redact_url
 from bus.errors import BusError
 from bus.server import stop_pid
 from memory.mr_store import StoreSettings
 from runners.clients.discovery import DaemonState, daemon_alive, pid_alive, read_state, remove_state, write_state
+from runners.clients.objects import ObjectArtifactStore
 from runners.config import DrivemtConfig
 from runners.host.composition import Composition
 from runners.host.errors import DaemonRunningError
@@ -75,6 +78,7 @@ class Daemon:
         self.pipeline: Composition | None = None
         self.runners: list[AgentRunner] = []
         self._services: list[Any] = []
+        self._objects: ObjectArtifactStore | None = None
         self._stop = asyncio.Event()
         self.nats_url: str | None = None
 
@@ -96,13 +100,13 @@ class Daemon:
             settings=cfg.bus,
         )
         await self.bus.connect()
-        await self.bus.ensure_streams()
+        await self._ensure_streams()
         if self._write_state:
             write_state(
                 cfg.state_file,
                 DaemonState(
                     pid=os.getpid(),
-                    nats_url=self.nats_url,
+                    nats_url=self.nats_url,  # stored without credentials (DaemonState)
                     nats_pid=self.server.pid if self.server else self._adopted_pid,
                     namespace=cfg.namespace,
                     data_dir=str(cfg.data_dir),
@@ -110,11 +114,17 @@ class Daemon:
                 ),
             )
             self._state_written = True
-        log.info("bus ready", url=self.nats_url, namespace=cfg.namespace)
+        log.info("bus ready", url=redact_url(self.nats_url), namespace=cfg.namespace)
         self.pipeline = Composition(
             cfg, embedder=self._embedder, model_clients=self._model_clients, store_settings=self._store_settings
         )
         self.pipeline.start_loading_models()
+        if cfg.artifacts == "bus":  # artefacts in the Object Store, the runs folder as this process's cache
+            self._objects = ObjectArtifactStore(
+                url=self.nats_url, subjects=self.subjects, cache_dir=cfg.runs_dir, settings=cfg.bus
+            )
+            await asyncio.to_thread(self._objects.start)
+            self.pipeline.artifacts = self._objects
         await self.pipeline.start_memory(self.bus)
         if self.pipeline.own_store is not None:
             service = MRService(
@@ -141,6 +151,26 @@ class Daemon:
             data_dir=str(cfg.data_dir),
         )
 
+    async def _ensure_streams(self) -> None:
+        """Create the streams (retrying while a cluster that has just formed cannot place them yet)."""
+        assert self.bus is not None
+        await self._retrying(self.bus.ensure_streams, "streams not ready")
+
+    @staticmethod
+    async def _retrying(step: Callable[[], Awaitable[Any]], what: str, *, timeout_s: float = 60.0) -> None:
+        """Run a set-up step, retrying while JetStream answers 503 (a cluster whose peers are still joining, or
+        whose streams are moving to more replicas, cannot place streams and consumers yet)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            try:
+                await step()
+                return
+            except ServiceUnavailableError as exc:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise BusError(f"{what} after {timeout_s:.0f} s: {exc}") from exc
+                log.warning(f"{what}; retrying", error=str(exc))
+                await asyncio.sleep(1.0)
+
     async def _bus_url(self) -> str:
         cfg = self.config
         if cfg.nats_url:
@@ -151,12 +181,12 @@ class Daemon:
                 return state.nats_url
             raise BusError(f"a worker joins a running bus: pass --nats-url, or start a daemon on {cfg.data_dir} first")
         if state is not None and daemon_alive(state):
-            raise DaemonRunningError(str(cfg.data_dir), state.pid, state.nats_url)
+            raise DaemonRunningError(str(cfg.data_dir), state.pid, redact_url(state.nats_url))
         if state is not None and state.nats_pid is not None:
             if adoptable(state.nats_url, state.nats_pid):
                 log.warning(
                     "adopting the bus of a daemon that did not stop cleanly",
-                    url=state.nats_url,
+                    url=redact_url(state.nats_url),
                     nats_pid=state.nats_pid,
                     dead_daemon_pid=state.pid,
                 )
@@ -199,6 +229,9 @@ class Daemon:
         self._services.clear()
         runners, self.runners = self.runners, []
         await asyncio.gather(*(r.stop(grace_s=self.config.shutdown_grace_s) for r in runners), return_exceptions=True)
+        if self._objects is not None:
+            await asyncio.to_thread(self._objects.close)
+            self._objects = None
         if self.pipeline is not None and self.pipeline.own_store is not None:
             await self.pipeline.own_store.stop()
             await self.pipeline.close()

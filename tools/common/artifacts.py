@@ -3,14 +3,17 @@
 Events carry artefact *refs*, never absolute paths: a ref is a relative POSIX key such as
 ``<batch>/crashes/119839/V1-idm-v0.png``. An :class:`ArtifactStore` turns refs into bytes and back. On
 one machine :class:`LocalArtifactStore` keeps them in a folder (``<data dir>/runs``), so a ref is simply a
-path under it; a store on NATS JetStream's Object Store can implement the same protocol for workers on
-other machines.
+path under it; for workers on other machines ``runners.clients.objects.ObjectArtifactStore`` keeps them in NATS
+JetStream's Object Store, with a local cache (``artifacts: bus``). Tools that need files ask for
+:meth:`ArtifactStore.local_path` (one file) or :meth:`ArtifactStore.pull` (a folder), and hand back a folder
+they wrote with :meth:`ArtifactStore.push`.
 
 Where each artefact of a batch goes is decided here, by :class:`RunLayout`, and nowhere else.
 """
 
 from __future__ import annotations
 
+import builtins
 import shutil
 from pathlib import Path, PurePosixPath
 from typing import Protocol, runtime_checkable
@@ -80,6 +83,14 @@ class ArtifactStore(Protocol):
         """A local file for ``ref``: where a library that needs a file writes before :meth:`put`, or reads it."""
         ...
 
+    def pull(self, prefix: str) -> Path:
+        """A local folder holding every artefact under ``prefix`` (fetched first where the store is remote)."""
+        ...
+
+    def push(self, prefix: str) -> builtins.list[str]:
+        """Store the files a tool wrote into ``local_path(prefix)``'s folder; return the refs sent (none locally)."""
+        ...
+
 
 class LocalArtifactStore:
     """Artefacts in a local folder: a ref is a path under ``root``.
@@ -131,6 +142,17 @@ class LocalArtifactStore:
         if not base.is_dir():
             return []
         return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
+
+    def pull(self, prefix: str) -> Path:
+        """The folder of ``prefix`` (already local)."""
+        folder = self.root / check_ref(prefix)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def push(self, prefix: str) -> builtins.list[str]:
+        """Nothing to send: the files are already in the store."""
+        check_ref(prefix)
+        return []
 
     def ref_of(self, path: Path | str) -> str | None:
         """The ref of a local file under the root, or None for a file elsewhere."""
@@ -195,6 +217,11 @@ class RunLayout:
     def tl(batch_id: str) -> str:
         """A batch's traffic-light test: evidence, results and report."""
         return check_ref(f"{batch_id}/tl")
+
+    @staticmethod
+    def tl_input(batch_id: str) -> str:
+        """A batch's traffic-light dataset as a client uploaded it (artefacts on the bus)."""
+        return check_ref(f"{batch_id}/tl/input")
 
     @staticmethod
     def tl_augmented(batch_id: str) -> str:

@@ -136,11 +136,12 @@ def write_batch_report(
     base = RunLayout.batch(batch_id)
     for c in cases:  # keep sketches beside the report so the folder can be moved or shared
         sketch = c.case.get("sketch")
-        if sketch and Path(sketch).is_file():
+        if sketch:
             ref = f"{c.folder}/sketch{Path(sketch).suffix.lower()}"
-            if not store.exists(ref):
+            if not store.exists(ref) and Path(sketch).is_file():  # a client on another machine uploads it there
                 store.put(ref, Path(sketch))
-            c.case["sketch_rel"] = posixpath.relpath(ref, base)
+            if store.exists(ref):
+                c.case["sketch_rel"] = posixpath.relpath(ref, base)
     env = report_env()
     env.filters["rel_ref"] = lambda ref: posixpath.relpath(ref, base) if ref else None
     html = env.get_template("crash_report.html").render(

@@ -37,6 +37,7 @@ __all__ = [
     "augment_dataset",
     "file_stem",
     "load_augmentation",
+    "reroot_manifest",
     "sample_images",
     "transform_codes",
     "transform_seed",
@@ -263,6 +264,29 @@ def file_stem(name: str) -> str:
     names never share a file)."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     return safe if safe == name else f"{safe}-{zlib.crc32(name.encode()):08x}"
+
+
+def reroot_manifest(manifest: AugmentationManifest, *, out_ref: str, root: Path) -> AugmentationManifest:
+    """The manifest with paths under another artefact folder: the augmenter wrote into ``<its root>/<out_ref>``; a
+    reader on another machine holds the same refs under ``root``. Paths outside the augmenter's root stay as they
+    are."""
+    out_dir = manifest.out_dir.rstrip("/")
+    if not out_dir.endswith(out_ref):
+        return manifest
+    old = out_dir[: -len(out_ref)]
+    if not old or Path(old) == root:
+        return manifest
+
+    def move(path: str) -> str:
+        return str(root / path[len(old) :]) if path.startswith(old) else path
+
+    pairs = [
+        p.model_copy(update={"original_path": move(p.original_path), "augmented_path": move(p.augmented_path)})
+        for p in manifest.pairs
+    ]
+    return manifest.model_copy(
+        update={"pairs": pairs, "out_dir": move(manifest.out_dir), "source": move(manifest.source)}
+    )
 
 
 def load_augmentation(path: Path) -> AugmentationManifest:
