@@ -19,6 +19,7 @@ from tools.errors import DrivemtError
 
 if TYPE_CHECKING:
     from bus import Bus
+    from tools.common.artifacts import ArtifactStore
 
 __all__ = [
     "ConfigOpt",
@@ -26,6 +27,7 @@ __all__ = [
     "LogLevelOpt",
     "NatsUrlOpt",
     "QdrantUrlOpt",
+    "bus_artifacts",
     "console",
     "err_console",
     "fail",
@@ -189,3 +191,18 @@ def stage_bars() -> Iterator[Callable[[str, int, int], None]]:
             progress.update(tasks[stage], completed=done, total=total)
 
         yield update
+
+
+@contextmanager
+def bus_artifacts(cfg: DrivemtConfig, bus: Bus) -> Iterator[ArtifactStore | None]:
+    """The namespace's Object Store when artefacts travel on the bus (``artifacts: bus``; the runs folder is the
+    local cache), else None: inputs are uploaded there and a finished batch is fetched from there."""
+    if cfg.artifacts != "bus":
+        yield None
+        return
+    from runners.clients.objects import ObjectArtifactStore
+
+    with ObjectArtifactStore(
+        url=",".join(bus.servers), subjects=bus.subjects, cache_dir=cfg.runs_dir, settings=cfg.bus
+    ) as store:
+        yield store

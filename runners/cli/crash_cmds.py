@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ from runners.cli._common import (
     DataDirOpt,
     LogLevelOpt,
     NatsUrlOpt,
+    bus_artifacts,
     connect_bus,
     console,
     err_console,
@@ -336,22 +338,29 @@ def submit_crash(
     reports = _reports(input_)
 
     async def main() -> Any:
-        from runners.clients.crash import make_crash_submissions, submit_crashes
+        from runners.clients.crash import make_crash_submissions, submit_crashes, upload_sketches
 
         async with connect_bus(cfg, name="drivemt-submit") as bus:
-            if not wait:
+            with bus_artifacts(cfg, bus) as objects:
                 correlation, events = make_crash_submissions(reports, simulate=options, source=str(input_))
-                await bus.publish_many(events)
-                return correlation
-            with progress_bar("runs") as update:
-                return await submit_crashes(
-                    bus,
-                    reports,
-                    simulate=options,
-                    timeout=timeout,
-                    on_progress=lambda done, total, _msg: update(done, total),
-                    source=str(input_),
-                )
+                if objects is not None:  # sketches where the report of workers elsewhere finds them
+                    await asyncio.to_thread(upload_sketches, objects, correlation, reports)
+                if not wait:
+                    await bus.publish_many(events)
+                    return correlation
+                with progress_bar("runs") as update:
+                    batch = await submit_crashes(
+                        bus,
+                        reports,
+                        simulate=options,
+                        timeout=timeout,
+                        on_progress=lambda done, total, _msg: update(done, total),
+                        source=str(input_),
+                        submissions=(correlation, events),
+                    )
+                if objects is not None:  # run records and pictures, here
+                    await asyncio.to_thread(objects.pull, correlation)
+                return batch
 
     result = run_async(main)
     if not wait:

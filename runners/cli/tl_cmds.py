@@ -6,6 +6,7 @@ progress bars; ``submit tl`` hands a dataset to a running daemon instead.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,6 +19,7 @@ from runners.cli._common import (
     DataDirOpt,
     LogLevelOpt,
     NatsUrlOpt,
+    bus_artifacts,
     connect_bus,
     console,
     data_app,
@@ -453,11 +455,24 @@ def submit_tl(
             ),
         )
         async with connect_bus(cfg, name="drivemt-submit") as bus:
-            if not wait:
-                await bus.publish(event)
-                return event.correlation_id, None
-            with progress_bar("dataset") as update:
-                return event.correlation_id, await wait_for_tl(bus, event, timeout=timeout, on_progress=update)
+            with bus_artifacts(cfg, bus) as objects:
+                if objects is not None:  # workers elsewhere read the dataset from the Object Store
+                    from runners.clients.tl import upload_dataset
+
+                    with progress_bar("uploading") as update:
+                        update(0, 1)
+                        ref = await asyncio.to_thread(upload_dataset, objects, dataset.resolve(), event.correlation_id)
+                        update(1, 1)
+                    payload = event.payload.model_copy(update={"dataset_ref": ref})
+                    event = event.model_copy(update={"payload": payload})
+                if not wait:
+                    await bus.publish(event)
+                    return event.correlation_id, None
+                with progress_bar("dataset") as update:
+                    outcome = await wait_for_tl(bus, event, timeout=timeout, on_progress=update)
+                if objects is not None:  # the report and its pictures, here
+                    await asyncio.to_thread(objects.pull, event.correlation_id)
+                return event.correlation_id, outcome
 
     correlation, outcome = run_async(main)
     if outcome is None:

@@ -163,9 +163,11 @@ async def submit_crashes(
     timeout: float,
     on_progress: ProgressFn | None = None,
     source: str | None = None,
+    submissions: tuple[str, list[CrashSubmitted]] | None = None,
 ) -> CrashBatch:
-    """Submit reports to whatever daemon consumes this bus and wait for every verdict or error."""
-    correlation, events = make_crash_submissions(reports, simulate=simulate, source=source)
+    """Submit reports to whatever daemon consumes this bus and wait for every verdict or error (``submissions``:
+    the events of :func:`make_crash_submissions`, when the caller needed the batch id first)."""
+    correlation, events = submissions or make_crash_submissions(reports, simulate=simulate, source=source)
     batch = CrashBatch(correlation_id=correlation, case_ids=[r.case_id for r in reports])
     results = CrashResults(batch, events)
     started = time.perf_counter()
