@@ -1,7 +1,8 @@
 """Crash reproduction in MetaDrive on the dev crash reports: extract, simulate every ego x policy x K variants.
 
     python bench/crash_reproduction.py [../shared/data/crashes/dev] [--variants 5] [--policies idm,ppo]
-                                       [--workers 2] [--png] [--gif] [--out DIR]
+                                       [--workers 2] [--png] [--gif] [--out DIR] [--cases N]
+                                       [--figures OUT.json]
 
 Each case is extracted by the offline extractor (``OfflineCrashExtractor``), then every actor in turn is
 the ego under each policy, in K seeded variants (SAFE's protocol). A case counts as reproduced when at
@@ -30,6 +31,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _figures import Figure, add_figures_arg, write_figures  # noqa: E402  # bench/ is on the path when a bench runs
 
 from tools.crash.extract import OfflineCrashExtractor  # noqa: E402
 from tools.crash.files import find_cases, read_case  # noqa: E402
@@ -95,6 +98,8 @@ def main() -> None:
     ap.add_argument("--gif", action="store_true", help="write a GIF per run")
     ap.add_argument("--out", type=Path, default=None, help="where records and pictures go (default: none)")
     ap.add_argument("--json", action="store_true", help="print the per-run summaries as JSON lines too")
+    ap.add_argument("--cases", type=int, default=None, help="only the first N cases (by folder name; default all)")
+    add_figures_arg(ap)
     args = ap.parse_args()
 
     settings = SimSettings(
@@ -111,7 +116,7 @@ def main() -> None:
     extractor = OfflineCrashExtractor()
     scenarios = []
     t_extract = time.perf_counter()
-    for folder in find_cases(args.data):
+    for folder in find_cases(args.data)[: args.cases]:
         scenarios.append(extractor.extract(read_case(folder)))
     t_extract = time.perf_counter() - t_extract
 
@@ -174,6 +179,19 @@ def main() -> None:
         print(f"  simulated seconds per run: {stats('sim_s')}")
         print(f"render seconds per run: {stats('render_s')}")
     print(f"batch wall time: {wall:.1f} s with {args.workers} workers (including their engine start)")
+    size = f"{n} cases, {len(all_runs)} runs, K={args.variants}, {','.join(settings.policies)}, {args.workers} workers"
+    figures = [Figure("crash batch wall time (engine start included)", wall, "s", size=size)]
+    if runs_ok:
+        figures.insert(
+            0,
+            Figure(
+                "crash seconds per run (map+reset+step, mean)",
+                statistics.mean(x["wall_s"] for x in runs_ok),
+                "s",
+                size=size + ("" if args.png or args.gif else ", no rendering"),
+            ),
+        )
+    write_figures(args.figures, figures)
     if out_dir:
         print(f"records and pictures under {out_dir}")
 

@@ -6,7 +6,7 @@ Measures, on this machine:
 * end-to-end throughput: N rules published at once, first publish to last result;
 * MR search latency (p50/p95) through the daemon with the store holding M MRs.
 
-Usage: python bench/daemon_throughput.py [--rules 1000] [--mrs 1000] [--rules-file PATH]
+Usage: python bench/daemon_throughput.py [--rules 1000] [--mrs 1000] [--rules-file PATH] [--figures OUT.json]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from itertools import product
 from pathlib import Path
 
 from _daemon import spawned_daemon  # bench/ is on the path when a bench runs
+from _figures import Figure, add_figures_arg, write_figures
 
 from bus import Bus, ErrorDomain, MRAccepted, MRRejected, RulesSubmitted, Subjects, decode_event
 from bus.events import ErrorReported, RulesSubmittedPayload
@@ -32,6 +33,10 @@ from tools.rules.ontology import load_ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RULES = ROOT.parent / "shared" / "data" / "rules" / "germany.jsonl"
+ACCEPTS_TARGET_S = 5.0
+FIRST_MR_TARGET_S = 10.0
+RULES_TARGET = 50.0  # rules/s end to end
+SEARCH_P50_TARGET_MS = 30.0
 
 
 def load_rules(path: Path, n: int) -> list[TrafficRule]:
@@ -64,6 +69,7 @@ async def main() -> None:
     ap.add_argument("--mrs", type=int, default=1000)
     ap.add_argument("--searches", type=int, default=200)
     ap.add_argument("--rules-file", type=Path, default=DEFAULT_RULES)
+    add_figures_arg(ap)
     args = ap.parse_args()
     data = Path(tempfile.mkdtemp(prefix="drivemt-bench-"))
     async with spawned_daemon(data, data / "daemon.log", poll_s=0.01) as daemon:
@@ -90,8 +96,11 @@ async def main() -> None:
             accepted_at = time.monotonic() - spawn
             first_mr_at = await asyncio.wait_for(first_mr, 120) - spawn
             await sub.unsubscribe()
-            print(f"daemon accepts events after      {accepted_at:6.2f} s (target <= 5 s)")
-            print(f"first MR returned after          {first_mr_at:6.2f} s (target <= 10 s, model load included)")
+            print(f"daemon accepts events after      {accepted_at:6.2f} s (target <= {ACCEPTS_TARGET_S:.0f} s)")
+            print(
+                f"first MR returned after          {first_mr_at:6.2f} s "
+                f"(target <= {FIRST_MR_TARGET_S:.0f} s, model load included)"
+            )
 
             rules = load_rules(args.rules_file, args.rules)
             correlation, events = make_submissions(rules)
@@ -118,8 +127,9 @@ async def main() -> None:
             t_pub = time.perf_counter() - t0
             t_end = await asyncio.wait_for(finished, 600)
             seconds = t_end - t0
+            rate = len(rules) / seconds
             print(
-                f"{len(rules)} rules: published in {t_pub:.2f} s, all results after {seconds:.2f} s -> {len(rules) / seconds:.1f} rules/s (target >= 50)"
+                f"{len(rules)} rules: published in {t_pub:.2f} s, all results after {seconds:.2f} s -> {rate:.1f} rules/s (target >= {RULES_TARGET:.0f})"
             )
             for s in subs:
                 await s.unsubscribe()
@@ -142,9 +152,41 @@ async def main() -> None:
                 await call(bus, MRS_SEARCH, SearchMRs(query=f"{queries[i % len(queries)]} {i}", limit=5))
                 lat.append((time.perf_counter() - t) * 1000)
             lat.sort()
+            p50 = statistics.median(lat)
             print(
-                f"MR search with {count} MRs stored: p50 {statistics.median(lat):.1f} ms, p95 {lat[int(0.95 * len(lat))]:.1f} ms over {len(lat)} queries (target p50 <= 30 ms; through the daemon, request/reply included)"
+                f"MR search with {count} MRs stored: p50 {p50:.1f} ms, p95 {lat[int(0.95 * len(lat))]:.1f} ms over {len(lat)} queries (target p50 <= {SEARCH_P50_TARGET_MS:.0f} ms; through the daemon, request/reply included)"
             )
+    write_figures(
+        args.figures,
+        [
+            Figure(
+                "daemon accepts events", accepted_at, "s", f"<= {ACCEPTS_TARGET_S:g}", accepted_at <= ACCEPTS_TARGET_S
+            ),
+            Figure(
+                "first MR (model load included)",
+                first_mr_at,
+                "s",
+                f"<= {FIRST_MR_TARGET_S:g}",
+                first_mr_at <= FIRST_MR_TARGET_S,
+            ),
+            Figure(
+                "rules end to end",
+                rate,
+                "rules/s",
+                f">= {RULES_TARGET:g}",
+                rate >= RULES_TARGET,
+                size=f"{len(rules)} rules",
+            ),
+            Figure(
+                "MR search p50 (request/reply)",
+                p50,
+                "ms",
+                f"<= {SEARCH_P50_TARGET_MS:g}",
+                p50 <= SEARCH_P50_TARGET_MS,
+                size=f"{count} MRs, {len(lat)} queries",
+            ),
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python bench/mt_daemon_throughput.py [--cases 120] [--cores 2] [--method automt] [--size 640x320]
                                          [--rules-file ../shared/data/rules/germany.jsonl] [--warmup 6]
+                                         [--figures OUT.json]
 
 Pins this process to ``--cores`` cores before anything starts; the daemon (``python -m runners.cli daemon``, a
 separate process as in production) and its nats-server (the daemon's child) inherit the same cores, as does
@@ -36,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _daemon import spawned_daemon  # bench/ is on the path when a bench runs
+from _figures import Figure, add_figures_arg, write_figures
 
 from bus import Bus, Subjects
 from runners.clients.mt import case_submissions, submit_cases_and_collect
@@ -140,6 +142,19 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
         print(f"  results arrived over {(max(last_results) - min(last_results)).total_seconds():.1f} s")
     if not results.complete():
         print(f"  {args.cases - done} case(s) had no result within {args.timeout:.0f} s")
+    write_figures(
+        args.figures,
+        [
+            Figure(
+                "follow-up cases (describe + generate + validity)",
+                rate,
+                "cases/min",
+                f">= {TARGET:g} on 2 cores",
+                rate >= TARGET,
+                size=f"{done}/{args.cases} cases, {args.method}, {args.cores} core(s)",
+            )
+        ],
+    )
 
 
 def main() -> None:
@@ -155,6 +170,7 @@ def main() -> None:
     ap.add_argument("--per-event", type=int, default=10, help="Cases per submission event.")
     ap.add_argument("--timeout", type=float, default=1200.0)
     ap.add_argument("--config", type=Path, default=None, help="A drivemt YAML config for the daemon.")
+    add_figures_arg(ap)
     args = ap.parse_args()
     args.w, args.h = (int(v) for v in args.size.split("x"))
     if hasattr(os, "sched_setaffinity"):

@@ -16,7 +16,7 @@ Each figure is the mean over the images of one round; with ``--rounds R`` the wh
 repeated and the best round per transformation is shown beside the mean of all rounds (the cores of a
 shared machine are busy with other work now and then; the best round is the least disturbed one).
 
-Usage: python bench/tl_augment_speed.py [--images 12] [--rounds 3] [--seed 0] [--save DIR]
+Usage: python bench/tl_augment_speed.py [--images 12] [--rounds 3] [--seed 0] [--save DIR] [--figures OUT.json]
 (--save writes one example per transformation as PNG, for a look.)
 """
 
@@ -37,11 +37,15 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _figures import Figure, add_figures_arg, write_figures  # noqa: E402  # bench/ is on the path when a bench runs
+
 from tools.tl.images import write_image  # noqa: E402
 from tools.tl.models import TRANSFORM_CODES, TLBox, TLImage  # noqa: E402
 from tools.tl.transforms import apply_transform  # noqa: E402
 
 WIDTH, HEIGHT = 1280, 720
+TARGET = 10.0  # augmented images per second on one core
+TIGAUG_S_PER_IMAGE = 0.88
 _BULB = {"red": (255, 40, 30), "yellow": (255, 190, 20), "green": (40, 255, 170)}
 _DIM = {"red": (70, 25, 25), "yellow": (70, 60, 20), "green": (20, 60, 45)}
 
@@ -134,6 +138,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="repeat the measurement; best and mean are shown")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", type=Path, default=None, help="write one example per transformation here")
+    add_figures_arg(parser)
     args = parser.parse_args()
 
     if hasattr(os, "sched_setaffinity"):
@@ -189,6 +194,7 @@ def main() -> None:
         )
         print(f"{code:<5}{best:>13.1f}{mean:>9.1f}{p}{notes[code]:>7}")
     n = len(TRANSFORM_CODES)
+    figures = []
     for label, pick in (("best round", min), ("mean of rounds", statistics.fmean)):
         per = {c: pick(v) for c, v in ours.items()}
         pl = {c: pick(v) for c, v in plain.items()}
@@ -196,12 +202,24 @@ def main() -> None:
         ours4, plain4 = sum(per[c] for c in pl), sum(pl.values())
         print(
             f"\n{label}: all 12, same number of images each: {total / n * 1000:.1f} ms/image -> "
-            f"{n / total:.1f} images/s (target >= 10; TIGAUG: 0.88 s/image)"
+            f"{n / total:.1f} images/s (target >= {TARGET:.0f}; TIGAUG: {TIGAUG_S_PER_IMAGE} s/image)"
+        )
+        figures.append(
+            Figure(
+                f"TIGAUG's 12 transformations, 1280x720, one core ({label})",
+                n / total,
+                "images/s",
+                f">= {TARGET:g}",
+                n / total >= TARGET,
+                anchor=f"TIGAUG {TIGAUG_S_PER_IMAGE} s/image = {1 / TIGAUG_S_PER_IMAGE:.2f} images/s",
+                size=f"{args.images} images x {args.rounds} round(s)",
+            )
         )
         print(f"  RN+SW+FG+MB: ours {ours4 * 1000:.0f} ms vs plain imgaug {plain4 * 1000:.0f} ms (one image each)")
         print(
             f"  with plain imgaug for RN, SW, FG, MB and ours for the rest: {n / (total - ours4 + plain4):.1f} images/s"
         )
+    write_figures(args.figures, figures)
 
 
 if __name__ == "__main__":
