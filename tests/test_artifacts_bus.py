@@ -15,10 +15,11 @@ from bus.events import CrashSubmittedPayload, TLDatasetPayload
 from memory import MiniLMEmbedder
 from runners.clients.crash import upload_sketches
 from runners.clients.objects import ObjectArtifactStore, sha256_digest
+from runners.clients.rules import submit_and_collect
 from runners.clients.tl import upload_dataset
 from runners.config import DrivemtConfig
 from runners.host.daemon import Daemon
-from tests.helpers import FIXTURES, Recorder
+from tests.helpers import FIXTURES, Recorder, rule
 from tools.common.artifacts import RunLayout
 from tools.crash.files import read_case
 from tools.crash.models import SimOptions
@@ -127,3 +128,38 @@ async def test_two_workers_without_a_shared_folder_complete_crash_and_tl_batches
             missing = [x for x in links if not ((folder.parent / report_ref).parent / x).is_file()]
             assert not missing, (report_ref, missing[:5])
         assert "sketch.jpg" in (tmp_path / "client" / RunLayout.crash_report(crash.correlation_id)).read_text()
+
+
+@pytest.mark.slow
+async def test_submit_cases_from_another_data_dir_sends_frames_through_the_object_store(
+    config: DrivemtConfig, embedder: MiniLMEmbedder, tmp_path: Path
+) -> None:
+    """`drivemt submit cases --wait` from a client with its own data dir: the frames go up to the Object Store, the
+    daemon's agents make and check follow-ups from them, and the client draws the batch report from the bucket."""
+    import asyncio
+    import os
+    import sys
+
+    from tools.mt.synth.dataset import synth_dataset
+
+    cases = tmp_path / "cases"
+    synth_dataset(cases, cases=4, seed=2, width=320, height=160)
+    daemon_cfg = config.model_copy(update={"data_dir": tmp_path / "daemon", "artifacts": "bus"})
+    async with Daemon(daemon_cfg, embedder=embedder, write_state_file=False) as daemon:
+        assert daemon.bus is not None
+        rules = [rule("Stop at a red traffic light.", "red"), rule("In dense fog the speed must be reduced.", "fog")]
+        assert (await submit_and_collect(daemon.bus, rules, timeout=120)).counts()["accepted"] == 2
+        env = os.environ | {"DRIVEMT_NAMESPACE": config.namespace, "DRIVEMT_ARTIFACTS": "bus"}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "runners.cli", "submit", "cases", str(cases), "--wait",
+            "--timeout", "240", "--nats-url", str(config.nats_url), "--data-dir", str(tmp_path / "client"),
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 300)
+    text = out.decode() + err.decode()
+    assert proc.returncode == 0, text[-3000:]
+    assert "submitted 4 driving case(s)" in text and "valid follow-ups of 4 cases" in text, text[-2000:]
+    reports = list((tmp_path / "client" / "runs").rglob("*.html"))
+    assert reports, text[-2000:]
+    # The daemon's agents read the frames from the bucket into their own cache: the client's folder is not theirs.
+    assert list((tmp_path / "daemon" / "runs").rglob("frame_00.png"))

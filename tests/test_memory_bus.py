@@ -153,3 +153,20 @@ async def test_execution_counts_are_exact_when_three_processes_claim_at_once(
     assert sum(int(o[0]) for o in outs) == 60
     counts = [m.execution_count for m in await owner.pipeline.store.list() if m.mr_id in ids]
     assert sum(counts) == 60 and max(counts) - min(counts) <= 1, counts
+
+
+def test_a_daemon_on_a_cluster_is_found_through_any_of_its_urls(tmp_path: Path, nats_url: str) -> None:
+    """A state file naming a cluster (the first node down) still leads a command to the bus; all nodes down, none."""
+    from runners.clients.discovery import DaemonState, NoDaemonError, find_bus_url, write_state
+    from runners.config import load_config
+    from tests.cluster import free_ports
+
+    (dead,) = free_ports(1)
+    cfg = load_config(data_dir=tmp_path)
+    cluster = f"nats://127.0.0.1:{dead},{nats_url}"
+    state = DaemonState(pid=os.getpid(), nats_url=cluster, namespace="drivemt", data_dir=str(tmp_path), qdrant="q")
+    write_state(cfg.state_file, state)
+    assert find_bus_url(cfg) == cluster
+    write_state(cfg.state_file, state.model_copy(update={"nats_url": f"nats://127.0.0.1:{dead}"}))
+    with pytest.raises(NoDaemonError):
+        find_bus_url(cfg)

@@ -15,6 +15,7 @@ from runners.cli._common import (
     DataDirOpt,
     LogLevelOpt,
     NatsUrlOpt,
+    bus_artifacts,
     connect_bus,
     console,
     data_app,
@@ -220,35 +221,41 @@ def submit_cases(
     _method(method)
     _band(band)
 
-    store = LocalArtifactStore(cfg.runs_dir)
     started = time.perf_counter()
-    try:
-        model_refs = import_models(store, models) if models is not None else []
-    except DrivemtError as exc:
-        raise fail(str(exc)) from exc
 
-    async def main() -> tuple[str, int, list[str], CaseResults | None]:
-        correlation, events, result = case_submissions(
-            store, cases, region=region, method=method, seed=seed, stride=stride, models=model_refs, band=band
-        )
-        if not events:
-            raise fail(f"no usable case in {cases}: " + "; ".join(str(p) for p in result.problems[:5]))
-        n = sum(len(e.payload.cases) for e in events)
+    async def main() -> tuple[str, int, list[str], CaseResults | None, dict[str, Any] | None, Path | None]:
         async with connect_bus(cfg, name="drivemt-submit") as bus:
-            if not wait:
-                await bus.publish_many(events)
-                return correlation, n, [str(p) for p in result.problems], None
-            with progress_bar("cases") as update:
-                outcome = await submit_cases_and_collect(bus, events, timeout=timeout, on_progress=update)
-        return correlation, n, [str(p) for p in result.problems], outcome
+            with bus_artifacts(cfg, bus) as objects:
+                # Frames and models go where the daemon's agents read them: its runs folder, or the Object Store.
+                store = objects or LocalArtifactStore(cfg.runs_dir)
+                try:
+                    model_refs = import_models(store, models) if models is not None else []
+                except DrivemtError as exc:
+                    raise fail(str(exc)) from exc
+                correlation, events, result = case_submissions(
+                    store, cases, region=region, method=method, seed=seed, stride=stride, models=model_refs, band=band
+                )
+                if not events:
+                    raise fail(f"no usable case in {cases}: " + "; ".join(str(p) for p in result.problems[:5]))
+                n = sum(len(e.payload.cases) for e in events)
+                problems = [str(p) for p in result.problems]
+                if not wait:
+                    await bus.publish_many(events)
+                    return correlation, n, problems, None, None, None
+                with progress_bar("cases") as update:
+                    outcome = await submit_cases_and_collect(bus, events, timeout=timeout, on_progress=update)
+                _, figures, ref = report_outcome(
+                    store, outcome, batch=correlation, seconds=time.perf_counter() - started
+                )
+                report = store.local_path(ref) if ref else None
+                return correlation, n, problems, outcome, figures, report
 
-    correlation, n, problems, outcome = run_async(main)
+    correlation, n, problems, outcome, figures, report = run_async(main)
     for problem in problems:
         err_console.print(f"[yellow]skipped[/] {problem}")
     console.print(f"submitted {n} driving case(s); batch [bold]{correlation}[/]")
-    if outcome is not None:
-        _, figures, ref = report_outcome(store, outcome, batch=correlation, seconds=time.perf_counter() - started)
-        print_figures(method, figures, store.local_path(ref) if ref else None)
+    if outcome is not None and figures is not None:
+        print_figures(method, figures, report)
         print_verdicts(outcome)
         if not outcome.complete():
             raise fail(f"{n - outcome.done()} case(s) without a result after {timeout:.0f} s")

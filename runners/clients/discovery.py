@@ -135,8 +135,15 @@ def find_bus_url(config: DaemonLocator) -> str:
     state = read_state(config.state_file)
     if state is None or not daemon_alive(state):
         raise NoDaemonError(str(config.data_dir))
-    host_port = state.nats_url.split("://", 1)[-1]
-    host, _, port = host_port.rpartition(":")
-    if not port_open(host or "127.0.0.1", int(port)):
+    if not any(_reachable(url) for url in state.nats_url.split(",")):  # one server, or any of a cluster
         raise NoDaemonError(str(config.data_dir))
     return state.nats_url
+
+
+def _reachable(url: str) -> bool:
+    host_port = url.strip().split("://", 1)[-1].rsplit("@", 1)[-1]
+    host, _, port = host_port.rpartition(":")
+    try:
+        return port_open(host or "127.0.0.1", int(port or 4222))
+    except ValueError:  # no port number
+        return False
