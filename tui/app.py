@@ -1,39 +1,52 @@
-"""The terminal UI: watch the agents work and inject traffic rules, crash reports and image sets.
+"""The terminal UI: the console people watch while the daemon works, and where they inject work.
 
-A bus client like any other (``drivemt tui``). It subscribes to every subject of its namespace,
-shows each event's one-line summary in a conversation view, keeps a table of agent instances from
-their heartbeats, and publishes what is typed into its input line: a traffic rule as
-``rules.submitted``; ``/crash [--no-sim] PATH`` (a case folder or a folder of them) as
-``crashes.submitted``; ``/tl PATH [--detector KIND:PATH ...]`` as ``tl.datasets.submitted``.
+A bus client like any other (``drivemt tui``). Five panes, each on a key the footer shows (F2-F6, or Alt+1-5, or a
+click on its tab):
+
+* **Conversation**: one line per event (time, producer, type, summary; long text wraps), threaded by submission:
+  each line ends with the submission's tag (``#1a2b3c``); type the tag in the filter to see the whole chain.
+  Filters by ``type:``, ``agent:`` and free text; ``Ctrl+P`` pauses and follows again.
+* **Violations**: every violation of every pipeline, counts per pipeline, and the evidence of the selected one.
+* **Agents**: every instance from its heartbeats (throughput over the last minute, last error), every work queue,
+  and the dead letters (``Ctrl+T`` retries the selected one).
+* **Memory**: MRs found by text and filters, through the daemon's request/reply service.
+* **Batches**: submissions with live progress, totals and report links.
+
+It starts with the last events of the streams (not an empty screen), follows the live bus, and shows the
+connection state. The input line publishes a traffic rule as ``rules.submitted``; ``/crash [--no-sim] PATH``;
+``/tl PATH [--detector KIND:PATH ...]``. Updates are batched (ten a second) and every list is bounded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static, TabbedContent, TabPane
 
 from bus.connection import Bus
 from bus.errors import EventValidationError
-from bus.events import AgentHeartbeat, ErrorReported, Event, decode_event
+from bus.events import Event, decode_event
 from runners.clients.rules import make_submissions
 from tools.errors import DrivemtError
 from tools.rules.models import TrafficRule, check_rule
+from tui.state import ConsoleState, ViolationRow, summary_of
 
-__all__ = ["DrivemtApp"]
+__all__ = ["PANES", "DrivemtApp"]
 
 REGIONS = ("germany", "california")
+PANES = ("conversation", "violations", "agents", "memory", "batches")
 _STYLES = {
     "error": "bold red",
     "deadletter": "red",
@@ -42,6 +55,7 @@ _STYLES = {
     "rules.submitted": "cyan",
     "crashes.submitted": "cyan",
     "tl.datasets.submitted": "cyan",
+    "cases.submitted": "cyan",
     "crashes.verdict": "bold green",
     "tl.verdict": "bold green",
     "violations.found": "bold magenta",
@@ -53,119 +67,434 @@ _STYLES = {
 HELP = "Type a traffic rule, or /crash [--no-sim] CASE_DIR, or /tl DATASET [--detector KIND:PATH]; Enter submits"
 
 
+def _bar(done: int, total: int | None, width: int = 16) -> str:
+    if not total:
+        return f"{done}"
+    filled = round(width * min(done, total) / total)
+    return f"{'█' * filled}{'░' * (width - filled)} {done}/{total}"
+
+
 class DrivemtApp(App[None]):
-    """Conversation view of the bus, agent table, and a line to submit rules.
+    """The console: five panes on one bus, and a line to submit work.
 
     Args:
         bus: A bus to watch (connected here on mount if it is not yet).
-        show_heartbeats: Also list heartbeats in the conversation view (they always update the table).
+        show_heartbeats: Also list heartbeats in the conversation (they always update the Agents pane).
+        catch_up: Events to read back from each stream at start (0: start empty).
+        refresh_s: Seconds between screen updates (events in between are drawn together).
     """
 
     TITLE = "drivemt"
     CSS = """
-    #agents { width: 64; border: round $primary; }
+    TabbedContent { height: 1fr; }
     #log { border: round $primary; }
-    #status { height: 1; padding: 0 1; color: $text-muted; }
+    #thread { width: 40%; border: round $secondary; display: none; }
+    #thread.shown { display: block; }
+    #filter { dock: top; }
+    #vcounts, #status, #conn { height: 1; padding: 0 1; color: $text-muted; }
+    #violations { height: 1fr; }
+    #vdetail { height: auto; max-height: 50%; border: round $secondary; padding: 0 1; }
+    #agents { height: 2fr; }
+    #queues, #deadletters { height: 1fr; }
+    #mrs { height: 1fr; }
+    #mrdetail { height: auto; max-height: 40%; border: round $secondary; padding: 0 1; }
+    #batches { height: 1fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(f"f{i + 2}", f"pane('{name}')", name.capitalize()) for i, name in enumerate(PANES)),
+        *(Binding(f"alt+{i + 1}", f"pane('{name}')", name.capitalize(), show=False) for i, name in enumerate(PANES)),
         Binding("ctrl+r", "next_region", "Region"),
+        Binding("ctrl+p", "toggle_follow", "Pause"),
         Binding("ctrl+l", "clear_log", "Clear"),
+        Binding("ctrl+t", "retry_deadletter", "Retry", show=False),
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
-    def __init__(self, bus: Bus, *, show_heartbeats: bool = False) -> None:
+    def __init__(self, bus: Bus, *, show_heartbeats: bool = False, catch_up: int = 200, refresh_s: float = 0.1) -> None:
         super().__init__()
         self.bus = bus
         self.show_heartbeats = show_heartbeats
+        self.catch_up = catch_up
+        self.refresh_s = refresh_s
         self.region = REGIONS[0]
-        self.counts: dict[str, int] = {}
+        self.state = ConsoleState()
+        self.follow = True
+        self.filter_text = ""
+        self.thread_id: str | None = None
+        self._pending: list[Event] = []
+        self._dirty: set[str] = set()
         self._sub: Subscription | None = None
         self._owns_bus = False
+        self._violation_keys: set[str] = set()
+        self._queues: list[dict[str, Any]] = []
+        self._deadletters: list[tuple[int, Any]] = []
+        self._mrs: dict[str, Any] = {}
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """Events seen per type."""
+        return self.state.counts
+
+    # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header()
-        with Horizontal():
-            yield DataTable(id="agents", cursor_type="row", zebra_stripes=True)
-            with Vertical():
-                yield RichLog(id="log", wrap=True, markup=False, max_lines=5000)
-                yield Static(id="status")
+        with TabbedContent(initial="conversation", id="panes"):
+            with TabPane("Conversation", id="conversation"):
+                yield Input(
+                    placeholder="filter: words, type:mrs, agent:validator, #tag (a submission's chain)", id="filter"
+                )
+                with Horizontal():
+                    yield RichLog(id="log", wrap=True, markup=False, min_width=1, max_lines=2000)
+                    yield RichLog(id="thread", wrap=True, markup=False, min_width=1, max_lines=400)
+            with TabPane("Violations", id="violations-pane"):
+                yield Static(id="vcounts")
+                yield DataTable(id="violations", cursor_type="row", zebra_stripes=True)
+                yield VerticalScroll(Static(id="vdetail-text"), id="vdetail")
+            with TabPane("Agents", id="agents-pane"):
+                yield DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+                with Horizontal():
+                    yield DataTable(id="queues", cursor_type="row", zebra_stripes=True)
+                    yield DataTable(id="deadletters", cursor_type="row", zebra_stripes=True)
+            with TabPane("Memory", id="memory-pane"):
+                yield Input(
+                    placeholder="search MRs: words, region:germany road:intersection behaviour:'slow down'",
+                    id="mrquery",
+                )
+                yield DataTable(id="mrs", cursor_type="row", zebra_stripes=True)
+                yield VerticalScroll(Static(id="mrdetail-text"), id="mrdetail")
+            with TabPane("Batches", id="batches-pane"):
+                yield DataTable(id="batches", cursor_type="row", zebra_stripes=True)
+        yield Static(id="status")
         yield Input(placeholder=HELP, id="rule")
         yield Footer()
 
     async def on_mount(self) -> None:
-        table = self.query_one("#agents", DataTable)
-        for key, label in (
-            ("agent", "agent"),
-            ("status", "status"),
-            ("handled", "done"),
-            ("failed", "failed"),
-            ("in_flight", "busy"),
-            ("seen", "seen"),
-        ):
-            table.add_column(label, key=key)
+        columns = {
+            "#violations": ("time", "pipeline", "case", "relation or MR", "model or ego", "measure"),
+            "#agents": ("agent", "status", "done", "failed", "busy", "/min", "seen", "last error"),
+            "#queues": ("work queue", "pending", "in flight", "redelivered"),
+            "#deadletters": ("dead letter", "consumer", "reason"),
+            "#mrs": ("score", "uses", "road type", "behaviour", "MR"),
+            "#batches": ("batch", "kind", "stage", "progress", "errors", "totals"),
+        }
+        for selector, names in columns.items():
+            self.query_one(selector, DataTable).add_columns(*names)
         if self.bus.connected_url is None:
             await self.bus.connect()
             self._owns_bus = True
         self._sub = await self.bus.nc.subscribe(self.bus.subjects.everything, cb=self._on_msg)
         self.sub_title = f"{self.bus.connected_url}  namespace {self.bus.subjects.namespace}"
+        self.set_interval(self.refresh_s, self._draw_pending)
+        self.set_interval(5.0, self._poll_ops)
+        self._catch_up()
+        self._poll_ops()
         self._update_status()
         self.query_one("#rule", Input).focus()
 
     async def on_unmount(self) -> None:
         if self._sub is not None:
-            await self._sub.unsubscribe()
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
         if self._owns_bus:
             await self.bus.close()
 
+    def action_pane(self, name: str) -> None:
+        """Show a pane."""
+        self.query_one("#panes", TabbedContent).active = name if name == "conversation" else f"{name}-pane"
+
     # -- incoming -------------------------------------------------------------------------------
+    @work(exclusive=True, group="catch-up")
+    async def _catch_up(self) -> None:
+        """Read the last events of the input and result streams, oldest first, so the console starts full."""
+        if self.catch_up <= 0:
+            return
+        names = self.bus.subjects.streams
+        events: list[Event] = []
+        for stream in (names.inputs, names.results):
+            with contextlib.suppress(Exception):
+                info = await self.bus.js.stream_info(stream)
+                first = max(info.state.first_seq, info.state.last_seq - self.catch_up + 1)
+                for seq in range(first, info.state.last_seq + 1):
+                    with contextlib.suppress(Exception):
+                        raw = await self.bus.js.get_msg(stream, seq)
+                        events.append(decode_event(raw.data or b"", subject=raw.subject or ""))
+        for event in sorted(events, key=lambda e: e.time):
+            self._take(event)
+
     async def _on_msg(self, msg: Msg) -> None:
-        if ".rpc." in msg.subject or msg.subject.startswith("$"):
+        if ".rpc." in msg.subject or msg.subject.startswith(("$", "_INBOX")):
             return
         try:
             event = decode_event(msg.data, subject=msg.subject)
         except EventValidationError as exc:
-            self._write("invalid", msg.subject, str(exc), "bold red")
+            self._write_line("invalid", msg.subject, str(exc), "bold red", "")
             return
         self.show_event(event)
 
     def show_event(self, event: Event) -> None:
-        """Add an event to the views it belongs in."""
-        self.counts[event.type] = self.counts.get(event.type, 0) + 1
-        if isinstance(event, AgentHeartbeat):
-            self._heartbeat(event)
-            if not self.show_heartbeats:
-                self._update_status()
-                return
-        summary = event.summary
-        if isinstance(event, ErrorReported):
-            summary = f"{event.payload.error_type}: {event.payload.reason}"
-        self._write(event.type, event.producer, summary, _STYLES.get(event.type, ""))
-        self._update_status()
+        """Take an event into the state; the screen follows at the next refresh."""
+        self._take(event)
 
-    def _heartbeat(self, event: AgentHeartbeat) -> None:
-        p = event.payload
-        table = self.query_one("#agents", DataTable)
-        key = f"{p.agent}/{p.instance}"
-        seen = event.time.astimezone().strftime("%H:%M:%S")
-        status = Text(p.status, style="green" if p.status == "ready" else "yellow")
-        values = {"status": status, "handled": p.handled, "failed": p.failed, "in_flight": p.in_flight, "seen": seen}
-        if key in table.rows:
-            for column, value in values.items():
-                table.update_cell(key, column, value)
-        else:
-            table.add_row(key, *values.values(), key=key)
+    def _take(self, event: Event) -> None:
+        changed = self.state.ingest(event)
+        if "conversation" in changed or (self.show_heartbeats and changed == {"agents"}):
+            self._pending.append(event)
+        self._dirty |= changed
 
-    def _write(self, kind: str, who: str, summary: str, style: str) -> None:
+    def _draw_pending(self) -> None:
+        """Draw what came in since the last refresh (one batch, however many events)."""
+        pending, self._pending = self._pending, []
+        for event in pending:
+            if self._matches(event):
+                self._write_event(event)
+            if self.thread_id is not None and event.correlation_id == self.thread_id:
+                self.query_one("#thread", RichLog).write(self._line(event))
+        dirty, self._dirty = self._dirty, set()
+        if "violations" in dirty:
+            self._draw_violations()
+        if "agents" in dirty:
+            self._draw_agents()
+        if "batches" in dirty:
+            self._draw_batches()
+        if dirty or pending:
+            self._update_status()
+        self._update_connection()
+
+    # -- conversation ---------------------------------------------------------------------------
+    def _line(self, event: Event) -> Text:
+        line = Text()
+        line.append(event.time.astimezone().strftime("%H:%M:%S "), style="dim")
+        line.append(f"{event.type:<16} ", style=_STYLES.get(event.type, "") or "bold")
+        line.append(f"{event.producer:<12} ", style="magenta")
+        line.append(summary_of(event))
+        line.append(f"  #{event.correlation_id[:6]}", style="dim cyan")
+        return line
+
+    def _write_event(self, event: Event) -> None:
+        self.query_one("#log", RichLog).write(self._line(event), scroll_end=self.follow)
+
+    def _write_line(self, kind: str, who: str, summary: str, style: str, tag: str) -> None:
         line = Text()
         line.append(datetime.now(UTC).astimezone().strftime("%H:%M:%S "), style="dim")
         line.append(f"{kind:<16} ", style=style or "bold")
         line.append(f"{who:<12} ", style="magenta")
         line.append(summary)
-        self.query_one("#log", RichLog).write(line)
+        self.query_one("#log", RichLog).write(line, scroll_end=self.follow)
 
+    def _matches(self, event: Event) -> bool:
+        for word in shlex.split(self.filter_text) if self.filter_text.count('"') % 2 == 0 else self.filter_text.split():
+            key, _, value = word.partition(":")
+            if word.startswith("#"):
+                if not event.correlation_id.startswith(word[1:]):
+                    return False
+            elif value and key == "type":
+                if not event.type.startswith(value):
+                    return False
+            elif value and key in ("agent", "producer"):
+                if value.lower() not in event.producer.lower():
+                    return False
+            elif word.lower() not in summary_of(event).lower() and word.lower() not in event.type:
+                return False
+        return True
+
+    @on(Input.Changed, "#filter")
+    def refilter(self, message: Input.Changed) -> None:
+        """Redraw the conversation with the filter; a ``#tag`` also opens that submission's chain beside it."""
+        self.filter_text = message.value.strip()
+        log = self.query_one("#log", RichLog)
+        log.clear()
+        for event in self.state.events:
+            if self._matches(event):
+                log.write(self._line(event), scroll_end=self.follow)
+        tag = next((w[1:] for w in self.filter_text.split() if w.startswith("#") and len(w) > 2), None)
+        self.show_thread(self.state.find_thread(tag) if tag else None)
+
+    def show_thread(self, correlation_id: str | None) -> None:
+        """Show every event of one submission beside the conversation (None hides it)."""
+        self.thread_id = correlation_id
+        view = self.query_one("#thread", RichLog)
+        view.clear()
+        view.set_class(correlation_id is not None, "shown")
+        if correlation_id is None:
+            return
+        view.write(Text(f"submission {correlation_id}", style="bold"))
+        for event in self.state.thread(correlation_id):
+            view.write(self._line(event))
+
+    def action_toggle_follow(self) -> None:
+        """Pause the conversation (it stops scrolling) or follow it again."""
+        self.follow = not self.follow
+        if self.follow:
+            self.query_one("#log", RichLog).scroll_end(animate=False)
+        self._update_status()
+
+    # -- violations -----------------------------------------------------------------------------
+    def _draw_violations(self) -> None:
+        table = self.query_one("#violations", DataTable)
+        for row in self.state.violations:
+            if row.event_id in self._violation_keys:
+                continue
+            self._violation_keys.add(row.event_id)
+            table.add_row(
+                row.time.astimezone().strftime("%H:%M:%S"), row.pipeline, row.case, _cut(row.relation, 48),
+                row.subject, row.measure, key=row.event_id,
+            )  # fmt: skip
+        keep = {r.event_id for r in self.state.violations}
+        for key in [k for k in self._violation_keys if k not in keep]:
+            with contextlib.suppress(Exception):
+                table.remove_row(key)
+            self._violation_keys.discard(key)
+        counts = self.state.violation_counts
+        text = " · ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no violations yet"
+        self.query_one("#vcounts", Static).update(f"violations: {text}")
+
+    @on(DataTable.RowHighlighted, "#violations")
+    def violation_detail(self, message: DataTable.RowHighlighted) -> None:
+        """The evidence and numbers of the selected violation."""
+        key = message.row_key.value if message.row_key else None
+        row = next((r for r in self.state.violations if r.event_id == key), None)
+        if row is not None:
+            self.query_one("#vdetail-text", Static).update(_violation_text(row))
+
+    # -- agents ---------------------------------------------------------------------------------
+    def _draw_agents(self) -> None:
+        table = self.query_one("#agents", DataTable)
+        for key, a in self.state.agents.items():
+            status = Text(a.status, style="green" if a.status == "ready" else "yellow")
+            values = [status, a.handled, a.failed, a.in_flight, f"{a.per_minute():.0f}",
+                      a.seen.astimezone().strftime("%H:%M:%S"), _cut(a.last_error or "", 60)]  # fmt: skip
+            if key in table.rows:
+                for column, value in zip(table.ordered_columns[1:], values, strict=True):
+                    table.update_cell(key, column.key, value)
+            else:
+                table.add_row(key, *values, key=key)
+
+    @work(exclusive=True, group="ops")
+    async def _poll_ops(self) -> None:
+        """Work queues and dead letters, from the streams (every few seconds)."""
+        from runners.clients.ops import collect_status, list_deadletters
+
+        try:
+            status = await collect_status(self.bus)
+            self._deadletters = await list_deadletters(self.bus, limit=200)
+        except Exception:  # the bus is down: the connection line says so
+            return
+        self._queues = status["consumers"]
+        queues = self.query_one("#queues", DataTable)
+        queues.clear()
+        for q in sorted(self._queues, key=lambda q: q["name"]):
+            queues.add_row(q["name"], q["pending"], q["ack_pending"], q["redelivered"])
+        dead = self.query_one("#deadletters", DataTable)
+        dead.clear()
+        for seq, event in self._deadletters:
+            dead.add_row(str(seq), event.payload.consumer, _cut(event.payload.reason, 80), key=str(seq))
+
+    @work(exclusive=True, group="retry")
+    async def action_retry_deadletter(self) -> None:
+        """Send the selected dead letter back to its subject."""
+        from runners.clients.ops import retry_deadletters
+
+        table = self.query_one("#deadletters", DataTable)
+        if not table.row_count:
+            self.notify("no dead letters", severity="warning")
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        try:
+            done = await retry_deadletters(self.bus, [int(key)] if key else None)
+        except Exception as exc:
+            self.notify(str(exc), title="Not retried", severity="error")
+            return
+        self.notify(f"retried {len(done)} dead letter(s)")
+        self._poll_ops()
+
+    # -- memory ---------------------------------------------------------------------------------
+    @on(Input.Submitted, "#mrquery")
+    async def search_mrs(self, message: Input.Submitted) -> None:
+        """Search MRs by text with ``region:``, ``road:`` and ``behaviour:`` filters (request and reply)."""
+        from bus.rpc import call
+        from bus.services import MRS_SEARCH, MRFilters, SearchMRs
+
+        words, filters = [], {}
+        for word in shlex.split(message.value) if message.value.count("'") % 2 == 0 else message.value.split():
+            key, _, value = word.partition(":")
+            if value and key in ("region", "road", "behaviour", "behavior"):
+                filters[
+                    {"road": "road_type", "behaviour": "expected_behavior", "behavior": "expected_behavior"}.get(
+                        key, key
+                    )
+                ] = value
+            else:
+                words.append(word)
+        try:
+            reply = await call(
+                self.bus,
+                MRS_SEARCH,
+                SearchMRs(query=" ".join(words) or "any", limit=50, filters=MRFilters(**filters)),
+                timeout=10,
+            )
+        except Exception as exc:
+            self.notify(str(exc), title="Search failed", severity="error")
+            return
+        table = self.query_one("#mrs", DataTable)
+        table.clear()
+        self._mrs = {h.mr.mr_id: h for h in reply.hits}
+        for h in reply.hits:
+            m = h.mr
+            table.add_row(f"{m.score:.2f}", m.execution_count, m.fields.road_type, m.fields.expected_behavior,
+                          _cut(m.gherkin, 90), key=m.mr_id)  # fmt: skip
+        self.query_one("#mrdetail-text", Static).update(f"{len(reply.hits)} MR(s)")
+
+    @on(DataTable.RowHighlighted, "#mrs")
+    def mr_detail(self, message: DataTable.RowHighlighted) -> None:
+        """The selected MR: Gherkin, source rules, score and uses."""
+        hit = self._mrs.get(str(message.row_key.value)) if message.row_key else None
+        if hit is None:
+            return
+        m = hit.mr
+        rules = ", ".join(m.source_rule_ids)
+        self.query_one("#mrdetail-text", Static).update(
+            f"{m.gherkin}\n\nsource rules: {rules}\nscore {m.score:.2f} · executed {m.execution_count} time(s) · "
+            f"region {m.region} · similarity {hit.similarity:.2f} · id {m.mr_id}"
+        )
+
+    # -- batches --------------------------------------------------------------------------------
+    def _draw_batches(self) -> None:
+        table = self.query_one("#batches", DataTable)
+        for cid, b in self.state.batches.items():
+            values = [b.kind, b.stage or "submitted", _bar(b.done, b.total), b.errors,
+                      _cut(b.totals + (f"  report {b.report}" if b.report else ""), 80)]  # fmt: skip
+            if cid in table.rows:
+                for column, value in zip(table.ordered_columns[1:], values, strict=True):
+                    table.update_cell(cid, column.key, value)
+            else:
+                table.add_row(cid[:8], *values, key=cid)
+
+    @on(DataTable.RowSelected, "#batches")
+    @on(DataTable.RowSelected, "#violations")
+    def open_thread(self, message: DataTable.RowSelected) -> None:
+        """Enter on a batch or a violation: its submission's chain in the conversation."""
+        key = message.row_key.value
+        cid = (
+            key
+            if message.data_table.id == "batches"
+            else next((r.correlation_id for r in self.state.violations if r.event_id == key), None)
+        )
+        if cid:
+            self.action_pane("conversation")
+            self.query_one("#filter", Input).value = f"#{cid[:8]}"
+
+    # -- status ---------------------------------------------------------------------------------
     def _update_status(self) -> None:
         shown = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()) if k != "agent.heartbeat")
-        self.query_one("#status", Static).update(f"region {self.region} · {shown or 'no events yet'}")
+        paused = "" if self.follow else "PAUSED · "
+        self.query_one("#status", Static).update(f"{paused}region {self.region} · {shown or 'no events yet'}")
+
+    def _update_connection(self) -> None:
+        try:
+            state = "connected" if self.bus.nc.is_connected else "reconnecting…"
+        except Exception:  # closed
+            state = "disconnected"
+        self.sub_title = f"{state} {self.bus.connected_url or ''}  namespace {self.bus.subjects.namespace}"
 
     # -- outgoing -------------------------------------------------------------------------------
     @on(Input.Submitted, "#rule")
@@ -235,5 +564,25 @@ class DrivemtApp(App[None]):
         self._update_status()
 
     def action_clear_log(self) -> None:
-        """Clear the conversation view."""
+        """Clear the conversation view (the events stay in memory for threads and filters)."""
         self.query_one("#log", RichLog).clear()
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _violation_text(row: ViolationRow) -> Text:
+    text = Text()
+    text.append(f"{row.pipeline} · {row.case}\n", style="bold")
+    text.append(row.description + "\n")
+    if row.relation:
+        text.append(f"relation: {row.relation}\n")
+    if row.subject:
+        text.append(f"model or ego: {row.subject}\n")
+    for k, v in row.metrics.items():
+        text.append(f"  {k} = {v:.3f}\n", style="cyan")
+    for path in row.evidence:
+        text.append(f"evidence: {path}\n", style="magenta")
+    text.append(f"submission #{row.correlation_id[:8]} (Enter: its chain)", style="dim")
+    return text
