@@ -5,7 +5,7 @@ click on its tab):
 
 * **Conversation**: one line per event (time, producer, type, summary; long text wraps), threaded by submission:
   each line ends with the submission's tag (``#1a2b3c``); type the tag in the filter to see the whole chain.
-  Filters by ``type:``, ``agent:`` and free text; ``Ctrl+P`` pauses and follows again.
+  Filters by ``type:``, ``agent:`` and free text; ``F8`` pauses and follows again.
 * **Violations**: every violation of every pipeline, counts per pipeline, and the evidence of the selected one.
 * **Agents**: every instance from its heartbeats (throughput over the last minute, last error), every work queue,
   and the dead letters (``Ctrl+T`` retries the selected one).
@@ -104,7 +104,7 @@ class DrivemtApp(App[None]):
         *(Binding(f"f{i + 2}", f"pane('{name}')", name.capitalize()) for i, name in enumerate(PANES)),
         *(Binding(f"alt+{i + 1}", f"pane('{name}')", name.capitalize(), show=False) for i, name in enumerate(PANES)),
         Binding("ctrl+r", "next_region", "Region"),
-        Binding("ctrl+p", "toggle_follow", "Pause"),
+        Binding("f8", "toggle_follow", "Pause"),
         Binding("ctrl+l", "clear_log", "Clear"),
         Binding("ctrl+t", "retry_deadletter", "Retry", show=False),
         Binding("ctrl+q", "quit", "Quit"),
@@ -199,8 +199,16 @@ class DrivemtApp(App[None]):
             await self.bus.close()
 
     def action_pane(self, name: str) -> None:
-        """Show a pane."""
-        self.query_one("#panes", TabbedContent).active = name if name == "conversation" else f"{name}-pane"
+        """Show a pane, and focus its first control (a focused widget left in the old pane would pull it back)."""
+        pane_id = name if name == "conversation" else f"{name}-pane"
+        focused = self.focused
+        in_pane = focused is not None and focused.id != "rule"
+        if in_pane:
+            self.set_focus(None)
+        self.query_one("#panes", TabbedContent).active = pane_id
+        if in_pane:
+            target = next((w for w in self.query_one(f"#{pane_id}").query("*") if w.focusable), None)
+            self.set_focus(target or self.query_one("#rule"))
 
     # -- incoming -------------------------------------------------------------------------------
     @work(exclusive=True, group="catch-up")
@@ -317,7 +325,7 @@ class DrivemtApp(App[None]):
         view.set_class(correlation_id is not None, "shown")
         if correlation_id is None:
             return
-        view.write(Text(f"submission {correlation_id}", style="bold"))
+        view.write(Text(f"submission #{correlation_id[:8]}", style="bold"))
         for event in self.state.thread(correlation_id):
             view.write(self._line(event))
 
