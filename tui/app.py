@@ -82,6 +82,7 @@ class DrivemtApp(App[None]):
         show_heartbeats: Also list heartbeats in the conversation (they always update the Agents pane).
         catch_up: Events to read back from each stream at start (0: start empty).
         refresh_s: Seconds between screen updates (events in between are drawn together).
+        show_url: Show the server's URL in the title bar (snapshot tests turn it off: the port changes).
     """
 
     TITLE = "drivemt"
@@ -110,8 +111,17 @@ class DrivemtApp(App[None]):
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
-    def __init__(self, bus: Bus, *, show_heartbeats: bool = False, catch_up: int = 200, refresh_s: float = 0.1) -> None:
+    def __init__(
+        self,
+        bus: Bus,
+        *,
+        show_heartbeats: bool = False,
+        catch_up: int = 200,
+        refresh_s: float = 0.1,
+        show_url: bool = True,
+    ) -> None:
         super().__init__()
+        self.show_url = show_url
         self.bus = bus
         self.show_heartbeats = show_heartbeats
         self.catch_up = catch_up
@@ -183,7 +193,7 @@ class DrivemtApp(App[None]):
             await self.bus.connect()
             self._owns_bus = True
         self._sub = await self.bus.nc.subscribe(self.bus.subjects.everything, cb=self._on_msg)
-        self.sub_title = f"{self.bus.connected_url}  namespace {self.bus.subjects.namespace}"
+        self._update_connection()
         self.set_interval(self.refresh_s, self._draw_pending)
         self.set_interval(5.0, self._poll_ops)
         self._catch_up()
@@ -502,7 +512,8 @@ class DrivemtApp(App[None]):
             state = "connected" if self.bus.nc.is_connected else "reconnecting…"
         except Exception:  # closed
             state = "disconnected"
-        self.sub_title = f"{state} {self.bus.connected_url or ''}  namespace {self.bus.subjects.namespace}"
+        url = f" {self.bus.connected_url or ''}" if self.show_url else ""
+        self.sub_title = f"{state}{url}  namespace {self.bus.subjects.namespace}"
 
     # -- outgoing -------------------------------------------------------------------------------
     @on(Input.Submitted, "#rule")
