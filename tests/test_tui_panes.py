@@ -6,6 +6,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input, RichLog, Static, TabbedContent
@@ -146,3 +147,43 @@ async def test_panes_switch_by_key_and_show_what_came_in(nats_url: str, namespac
         assert "rules.submitted" in text_of(thread) and "violations.found" in text_of(thread)
         await pilot.press("f8")
         assert not app.follow and "PAUSED" in str(app.query_one("#status", Static).render())
+
+
+def test_folder_arguments_complete(tmp_path: Path) -> None:
+    """The last word of /crash, /tl and /cases completes to a path; rules and options are left alone."""
+    from tui.app import PathSuggester
+
+    (tmp_path / "crash-cases").mkdir()
+    (tmp_path / "crash-cases" / "119839").mkdir()
+    (tmp_path / "notes.txt").write_text("x")
+    s = PathSuggester()
+    assert s.complete(f"/crash {tmp_path}/cr") == f"/crash {tmp_path}/crash-cases/"
+    assert s.complete(f"/crash --no-sim {tmp_path}/crash-cases/") == f"/crash --no-sim {tmp_path}/crash-cases/119839/"
+    assert s.complete(f"/tl {tmp_path}/no") == f"/tl {tmp_path}/notes.txt"
+    assert s.complete(f"Stop at {tmp_path}/cr") is None and s.complete("/crash --no") is None
+    assert s.complete(f"/cases {tmp_path}/zzz") is None
+
+
+async def test_cases_typed_in_the_console_are_submitted_with_their_frames(bus: Bus, tmp_path: Path) -> None:
+    """`/cases RECORDING` puts the frames into the daemon's artefact store and publishes the cases; without a store,
+    or for a folder without cases, the console says why and publishes nothing."""
+    from tests.helpers import Recorder
+    from tools.common.artifacts import LocalArtifactStore
+    from tools.mt.synth.dataset import synth_dataset
+
+    synth_dataset(tmp_path / "set", cases=2, seed=1, width=160, height=80)
+    rec = await Recorder().watch(bus, bus.subjects.cases_submitted)
+    store = LocalArtifactStore(tmp_path / "runs")
+    app = DrivemtApp(bus, catch_up=0, case_store=store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        line = app.query_one("#rule", Input)
+        line.value = f"/cases {tmp_path / 'set'}"
+        await pilot.press("enter")
+        await until(pilot, lambda: len(rec.events) == 1)
+        (event,) = rec.events
+        frames = event.payload.cases[0].frames  # type: ignore[attr-defined]
+        assert len(event.payload.cases) == 2 and all(store.exists(f) for f in frames)  # type: ignore[attr-defined]
+        line.value = f"/cases {tmp_path / 'runs'}"
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert len(rec.events) == 1 and line.value.startswith("/cases")

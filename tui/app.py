@@ -14,11 +14,13 @@ click on its tab):
 
 It starts with the last events of the streams (not an empty screen), follows the live bus, and shows the
 connection state. The input line publishes a traffic rule as ``rules.submitted``; ``/crash [--no-sim] PATH``;
-``/tl PATH [--detector KIND:PATH ...]``. Updates are batched (ten a second) and every list is bounded.
+``/tl PATH [--detector KIND:PATH ...]``; ``/cases RECORDING`` (driving cases, their frames put into the daemon's
+artefact store); Right arrow completes a path. Updates are batched (ten a second) and every list is bounded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shlex
 from collections.abc import Sequence
@@ -33,6 +35,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.suggester import Suggester
 from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static, TabbedContent, TabPane
 
 from bus.connection import Bus
@@ -64,7 +67,41 @@ _STYLES = {
     "sim.requested": "dim",
     "progress": "dim",
 }
-HELP = "Type a traffic rule, or /crash [--no-sim] CASE_DIR, or /tl DATASET [--detector KIND:PATH]; Enter submits"
+HELP = (
+    "Type a traffic rule, or /crash [--no-sim] CASE_DIR, /tl DATASET [--detector KIND:PATH], /cases RECORDING; "
+    "Right arrow completes a path, Enter submits"
+)
+
+
+class PathSuggester(Suggester):
+    """Completes the folder or file argument of ``/crash``, ``/tl`` and ``/cases`` (Right arrow accepts)."""
+
+    COMMANDS = ("/crash", "/tl", "/cases")
+
+    def __init__(self) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+
+    async def get_suggestion(self, value: str) -> str | None:
+        """The value with its last word completed (the folder is listed off the event loop)."""
+        return await asyncio.to_thread(self.complete, value)
+
+    def complete(self, value: str) -> str | None:
+        """The value with its last word completed to the first path that starts with it."""
+        if not value.startswith(self.COMMANDS) or (value.endswith(" ") and value.strip() in self.COMMANDS):
+            return None
+        head, _, word = value.rpartition(" ")
+        if not head or word.startswith("-"):
+            return None
+        typed = Path(word).expanduser()
+        folder, stem = (typed, "") if word.endswith("/") else (typed.parent, typed.name)
+        try:
+            names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir() if p.name.startswith(stem))
+        except OSError:
+            return None
+        names = [n for n in names if not n.startswith(".") or stem.startswith(".")]
+        if not names:
+            return None
+        return f"{head} {word[: len(word) - len(stem)]}{names[0]}"
 
 
 def _bar(done: int, total: int | None, width: int = 16) -> str:
@@ -83,6 +120,8 @@ class DrivemtApp(App[None]):
         catch_up: Events to read back from each stream at start (0: start empty).
         refresh_s: Seconds between screen updates (events in between are drawn together).
         show_url: Show the server's URL in the title bar (snapshot tests turn it off: the port changes).
+        case_store: The daemon's artefact store, where ``/cases`` puts the frames of driving cases (the command
+            is refused without one).
     """
 
     TITLE = "drivemt"
@@ -119,9 +158,11 @@ class DrivemtApp(App[None]):
         catch_up: int = 200,
         refresh_s: float = 0.1,
         show_url: bool = True,
+        case_store: Any = None,
     ) -> None:
         super().__init__()
         self.show_url = show_url
+        self.case_store = case_store
         self.bus = bus
         self.show_heartbeats = show_heartbeats
         self.catch_up = catch_up
@@ -175,7 +216,7 @@ class DrivemtApp(App[None]):
             with TabPane("Batches", id="batches-pane"):
                 yield DataTable(id="batches", cursor_type="row", zebra_stripes=True)
         yield Static(id="status")
-        yield Input(placeholder=HELP, id="rule")
+        yield Input(placeholder=HELP, id="rule", suggester=PathSuggester())
         yield Footer()
 
     async def on_mount(self) -> None:
@@ -575,7 +616,22 @@ class DrivemtApp(App[None]):
                 raise ValueError(f"no such dataset: {dataset}")
             payload = TLDatasetPayload(dataset=str(dataset), detectors=detectors)
             return [TLDatasetSubmitted(producer="tui", payload=payload)]
-        raise ValueError(f"unknown command {command}: use /crash or /tl (anything else is a traffic rule)")
+        if command == "/cases":
+            if len(args) != 1:
+                raise ValueError(
+                    "use /cases RECORDING (Udacity, A2D2, a frames folder with ego.csv, or a synthetic set)"
+                )
+            if self.case_store is None:
+                raise ValueError("this console has no artefact store for case frames: start it with `drivemt tui`")
+            from runners.clients.mt import case_submissions
+
+            _, cases, result = case_submissions(
+                self.case_store, Path(args[0]).expanduser(), region=self.region, producer="tui"
+            )
+            if not cases:
+                raise ValueError(f"no usable case in {args[0]}: " + "; ".join(str(p) for p in result.problems[:3]))
+            return list(cases)
+        raise ValueError(f"unknown command {command}: use /crash, /tl or /cases (anything else is a traffic rule)")
 
     def action_next_region(self) -> None:
         """Cycle the region of submitted rules."""
