@@ -92,3 +92,49 @@ async def test_tui_submits_crash_reports_and_datasets(daemon: Daemon, nats_url: 
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert len(rec.of(TLDatasetSubmitted)) == 1 and app.query_one("#rule", Input).value == "/tl"
+
+
+async def test_tui_catches_up_searches_memory_and_retries_dead_letters(
+    daemon: Daemon, nats_url: str, namespace: str
+) -> None:
+    """Started after work was done, the console shows it from the streams; the Memory pane finds MRs over
+    request/reply; the Agents pane lists every work queue and the dead letters, and Ctrl+T sends one back."""
+    from runners.clients.ops import list_deadletters
+    from runners.clients.rules import submit_and_collect
+    from tests.helpers import rule
+
+    assert daemon.bus is not None
+    done = await submit_and_collect(daemon.bus, [rule("In dense fog the speed must be reduced.", "fog")], timeout=60)
+    assert done.counts()["accepted"] == 1
+    await daemon.bus.publish_raw(daemon.bus.subjects.rules_submitted, b"{not json")
+    deadline = asyncio.get_running_loop().time() + 30
+    while not await list_deadletters(daemon.bus):
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.2)
+    (first, _), *_ = await list_deadletters(daemon.bus)
+
+    app = DrivemtApp(Bus(url=nats_url, subjects=Subjects(namespace), name="test-tui"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: "mrs.accepted" in log_text(app))  # from the streams, before anything new
+
+        await pilot.press("f5")
+        query = app.query_one("#mrquery", Input)
+        query.focus()
+        query.value = "fog region:germany"
+        await pilot.press("enter")
+        mrs = app.query_one("#mrs", DataTable)
+        await until(pilot, lambda: mrs.row_count >= 1)
+        mrs.focus()
+        mrs.move_cursor(row=0)
+        await pilot.pause(0.1)
+        detail = str(app.query_one("#mrdetail-text").render())
+        assert "fog" in detail and "source rules: fog" in detail
+
+        await pilot.press("f4")
+        queues, dead = app.query_one("#queues", DataTable), app.query_one("#deadletters", DataTable)
+        await until(pilot, lambda: queues.row_count >= 5 and dead.row_count >= 1)
+        assert str(first) in dead.rows
+        dead.focus()
+        dead.move_cursor(row=0)
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: str(first) not in dead.rows, timeout=30)
