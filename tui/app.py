@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
+from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -125,6 +126,7 @@ class DrivemtApp(App[None]):
     """
 
     TITLE = "drivemt"
+    MAX_LINES_PER_DRAW = 100
     CSS = """
     TabbedContent { height: 1fr; }
     #log { border: round $primary; }
@@ -176,7 +178,7 @@ class DrivemtApp(App[None]):
         self._dirty: set[str] = set()
         self._sub: Subscription | None = None
         self._owns_bus = False
-        self._violation_keys: set[str] = set()
+        self._violation_keys: deque[str] = deque()
         self._queues: list[dict[str, Any]] = []
         self._deadletters: list[tuple[int, Any]] = []
         self._mrs: dict[str, Any] = {}
@@ -303,11 +305,17 @@ class DrivemtApp(App[None]):
     def _draw_pending(self) -> None:
         """Draw what came in since the last refresh (one batch, however many events)."""
         pending, self._pending = self._pending, []
-        for event in pending:
-            if self._matches(event):
-                self._write_event(event)
-            if self.thread_id is not None and event.correlation_id == self.thread_id:
-                self.query_one("#thread", RichLog).write(self._line(event))
+        lines = [e for e in pending if self._matches(e)]
+        if len(lines) > self.MAX_LINES_PER_DRAW:  # a burst: show its latest lines (all stay in the state)
+            skipped = len(lines) - self.MAX_LINES_PER_DRAW
+            lines = lines[-self.MAX_LINES_PER_DRAW :]
+            self._write_line("…", "console", f"{skipped} more event(s) in this burst (filter to see them)", "dim", "")
+        if lines:  # one write for the batch: one render instead of one per line
+            self.query_one("#log", RichLog).write(Text("\n").join(self._line(e) for e in lines), scroll_end=self.follow)
+        if self.thread_id is not None:
+            chain = [e for e in pending if e.correlation_id == self.thread_id]
+            if chain:
+                self.query_one("#thread", RichLog).write(Text("\n").join(self._line(e) for e in chain))
         dirty, self._dirty = self._dirty, set()
         if "violations" in dirty:
             self._draw_violations()
@@ -389,20 +397,19 @@ class DrivemtApp(App[None]):
 
     # -- violations -----------------------------------------------------------------------------
     def _draw_violations(self) -> None:
+        """Add the violations that came in; drop the rows the state no longer keeps."""
         table = self.query_one("#violations", DataTable)
-        for row in self.state.violations:
-            if row.event_id in self._violation_keys:
-                continue
-            self._violation_keys.add(row.event_id)
+        new, self.state.new_violations = self.state.new_violations, []
+        for row in new:
             table.add_row(
                 row.time.astimezone().strftime("%H:%M:%S"), row.pipeline, row.case, _cut(row.relation, 48),
                 row.subject, row.measure, key=row.event_id,
             )  # fmt: skip
-        keep = {r.event_id for r in self.state.violations}
-        for key in [k for k in self._violation_keys if k not in keep]:
+            self._violation_keys.append(row.event_id)
+        limit = self.state.violations.maxlen or len(self._violation_keys)
+        while len(self._violation_keys) > limit:
             with contextlib.suppress(Exception):
-                table.remove_row(key)
-            self._violation_keys.discard(key)
+                table.remove_row(self._violation_keys.popleft())
         counts = self.state.violation_counts
         text = " · ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no violations yet"
         self.query_one("#vcounts", Static).update(f"violations: {text}")
@@ -418,7 +425,9 @@ class DrivemtApp(App[None]):
     # -- agents ---------------------------------------------------------------------------------
     def _draw_agents(self) -> None:
         table = self.query_one("#agents", DataTable)
-        for key, a in self.state.agents.items():
+        changed, self.state.changed_agents = self.state.changed_agents, set()
+        for key in changed:
+            a = self.state.agents[key]
             status = Text(a.status, style="green" if a.status == "ready" else "yellow")
             values = [status, a.handled, a.failed, a.in_flight, f"{a.per_minute():.0f}",
                       a.seen.astimezone().strftime("%H:%M:%S"), _cut(a.last_error or "", 60)]  # fmt: skip
@@ -439,6 +448,8 @@ class DrivemtApp(App[None]):
         except Exception:  # the bus is down: the connection line says so
             return
         self._queues = status["consumers"]
+        if not self.is_running or not self.screen.query("#queues"):  # closing, or another screen on top
+            return
         queues = self.query_one("#queues", DataTable)
         queues.clear()
         for q in sorted(self._queues, key=lambda q: q["name"]):
@@ -519,7 +530,13 @@ class DrivemtApp(App[None]):
     # -- batches --------------------------------------------------------------------------------
     def _draw_batches(self) -> None:
         table = self.query_one("#batches", DataTable)
-        for cid, b in self.state.batches.items():
+        changed, self.state.changed_batches = self.state.changed_batches, set()
+        for cid in changed:
+            b = self.state.batches.get(cid)
+            if b is None:  # no longer kept
+                if cid in table.rows:
+                    table.remove_row(cid)
+                continue
             values = [b.kind, b.stage or "submitted", _bar(b.done, b.total), b.errors,
                       _cut(b.totals + (f"  report {b.report}" if b.report else ""), 80)]  # fmt: skip
             if cid in table.rows:

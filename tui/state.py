@@ -146,8 +146,8 @@ class ConsoleState:
         self,
         *,
         max_events: int = 5000,
-        max_threads: int = 500,
-        max_thread_events: int = 300,
+        max_threads: int = 200,
+        max_thread_events: int = 100,
         max_violations: int = 2000,
         max_batches: int = 200,
     ) -> None:
@@ -162,6 +162,10 @@ class ConsoleState:
         self.max_batches = max_batches
         self.counts: dict[str, int] = {}
         self.seen_ids: OrderedDict[str, None] = OrderedDict()  # catch-up and live may bring an event twice
+        # What changed since the panes last drew (they drain these, so a redraw costs what is new, not all).
+        self.new_violations: list[ViolationRow] = []
+        self.changed_batches: set[str] = set()
+        self.changed_agents: set[str] = set()
 
     def ingest(self, event: Event) -> set[str]:
         """Add an event; returns the panes that changed (``conversation``, ``violations``, ``agents``,
@@ -188,6 +192,9 @@ class ConsoleState:
         if isinstance(event, ViolationFound):
             row = ViolationRow.of(event)
             self.violations.append(row)
+            self.new_violations.append(row)
+            if self.violations.maxlen is not None:
+                del self.new_violations[: -self.violations.maxlen]
             self.violation_counts[row.pipeline] = self.violation_counts.get(row.pipeline, 0) + 1
             changed.add("violations")
         if self._batch(event):
@@ -216,6 +223,7 @@ class ConsoleState:
         row.status, row.handled, row.failed, row.in_flight = p.status, p.handled, p.failed, p.in_flight
         row.last_error, row.seen, row.host, row.pid = p.last_error, event.time, p.host, p.pid
         row.history.append((event.time.timestamp(), p.handled))
+        self.changed_agents.add(key)
 
     def _batch(self, event: Event) -> bool:
         cid = event.correlation_id
@@ -226,8 +234,10 @@ class ConsoleState:
                 return False
             row = self.batches[cid] = BatchRow(cid, event.time, kind=event.type.split(".")[0])
             if len(self.batches) > self.max_batches:
-                self.batches.popitem(last=False)
+                gone, _ = self.batches.popitem(last=False)
+                self.changed_batches.add(gone)
         row.events += 1
+        self.changed_batches.add(cid)
         if isinstance(event, ErrorReported):
             row.errors += 1
         if isinstance(event, ProgressReported):
