@@ -95,11 +95,18 @@ def text_of(log: RichLog) -> str:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
-async def test_panes_switch_by_key_and_show_what_came_in(nats_url: str, namespace: str, size: tuple[int, int]) -> None:
+async def test_panes_switch_by_key_and_show_what_came_in(
+    nats_url: str, namespace: str, size: tuple[int, int], tmp_path: Path
+) -> None:
     """F2-F6 and Alt+1-5 switch panes; the conversation wraps long lines (nothing cut) and threads by tag; the
     Violations pane counts per pipeline and shows the evidence; Agents and Batches fill from heartbeats and
     progress; Enter on a violation opens its submission's chain."""
-    app = DrivemtApp(Bus(url=nats_url, subjects=Subjects(namespace), name="test-tui"), catch_up=0)
+    from PIL import Image
+
+    (tmp_path / "b" / "crash").mkdir(parents=True)
+    Image.new("RGB", (64, 32), (200, 30, 30)).save(tmp_path / "b" / "crash" / "evidence.png")
+    bus = Bus(url=nats_url, subjects=Subjects(namespace), name="test-tui")
+    app = DrivemtApp(bus, catch_up=0, artifacts_root=tmp_path)
     async with app.run_test(size=size) as pilot:
         cid = str(uuid.uuid4())
         rules = RulesSubmitted(
@@ -129,7 +136,9 @@ async def test_panes_switch_by_key_and_show_what_came_in(nats_url: str, namespac
         table.focus()
         table.move_cursor(row=0)
         await pilot.pause(0.1)
-        assert "evidence:" in str(app.query_one("#vdetail-text", Static).render())
+        detail = str(app.query_one("#vdetail-text", Static).render())
+        assert f"evidence: {tmp_path / 'b' / 'crash' / 'evidence.png'}" in detail  # found on this machine
+        assert app.query_one("#vimage").query("AutoImage")  # drawn in the terminal (half-blocks here)
         await pilot.press("alt+3")
         assert tabs.active == "agents-pane"
         assert "m-agent/i1" in app.query_one("#agents", DataTable).rows

@@ -23,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
+import shutil
+import subprocess
 from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -35,7 +37,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.suggester import Suggester
 from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static, TabbedContent, TabPane
 
@@ -123,6 +125,7 @@ class DrivemtApp(App[None]):
         show_url: Show the server's URL in the title bar (snapshot tests turn it off: the port changes).
         case_store: The daemon's artefact store, where ``/cases`` puts the frames of driving cases (the command
             is refused without one).
+        artifacts_root: The local folder that evidence refs point into (the runs folder), to draw pictures.
     """
 
     TITLE = "drivemt"
@@ -135,7 +138,9 @@ class DrivemtApp(App[None]):
     #filter { dock: top; }
     #vcounts, #status, #conn { height: 1; padding: 0 1; color: $text-muted; }
     #violations { height: 1fr; }
-    #vdetail { height: auto; max-height: 50%; border: round $secondary; padding: 0 1; }
+    #vdetail { height: 45%; border: round $secondary; padding: 0 1; }
+    #vdetail-text { width: 1fr; }
+    #vimage { width: 2fr; height: 100%; }
     #agents { height: 2fr; }
     #queues, #deadletters { height: 1fr; }
     #mrs { height: 1fr; }
@@ -149,6 +154,7 @@ class DrivemtApp(App[None]):
         Binding("f8", "toggle_follow", "Pause"),
         Binding("ctrl+l", "clear_log", "Clear"),
         Binding("ctrl+t", "retry_deadletter", "Retry", show=False),
+        Binding("o", "open_evidence", "Open", show=False),
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
@@ -161,8 +167,10 @@ class DrivemtApp(App[None]):
         refresh_s: float = 0.1,
         show_url: bool = True,
         case_store: Any = None,
+        artifacts_root: Path | None = None,
     ) -> None:
         super().__init__()
+        self.artifacts_root = artifacts_root
         self.show_url = show_url
         self.case_store = case_store
         self.bus = bus
@@ -202,7 +210,9 @@ class DrivemtApp(App[None]):
             with TabPane("Violations", id="violations-pane"):
                 yield Static(id="vcounts")
                 yield DataTable(id="violations", cursor_type="row", zebra_stripes=True)
-                yield VerticalScroll(Static(id="vdetail-text"), id="vdetail")
+                with Horizontal(id="vdetail"):
+                    yield VerticalScroll(Static(id="vdetail-text"))
+                    yield Vertical(id="vimage")
             with TabPane("Agents", id="agents-pane"):
                 yield DataTable(id="agents", cursor_type="row", zebra_stripes=True)
                 with Horizontal():
@@ -416,11 +426,57 @@ class DrivemtApp(App[None]):
 
     @on(DataTable.RowHighlighted, "#violations")
     def violation_detail(self, message: DataTable.RowHighlighted) -> None:
-        """The evidence and numbers of the selected violation."""
+        """The evidence and numbers of the selected violation, its first picture drawn in the terminal."""
         key = message.row_key.value if message.row_key else None
         row = next((r for r in self.state.violations if r.event_id == key), None)
-        if row is not None:
-            self.query_one("#vdetail-text", Static).update(_violation_text(row))
+        if row is None:
+            return
+        batch = self.state.batches.get(row.correlation_id)
+        self.query_one("#vdetail-text", Static).update(
+            _violation_text(row, self.evidence_path, batch.report if batch else None)
+        )
+        self._show_picture(row)
+
+    def evidence_path(self, ref: str) -> Path | None:
+        """The local file of an evidence ref (under the artefacts folder), if it is on this machine."""
+        path = Path(ref) if Path(ref).is_absolute() else (self.artifacts_root / ref if self.artifacts_root else None)
+        return path if path is not None and path.is_file() else None
+
+    def _show_picture(self, row: ViolationRow) -> None:
+        holder = self.query_one("#vimage", Vertical)
+        holder.remove_children()
+        picture = next(
+            (
+                p
+                for ref in row.evidence
+                if ref.lower().endswith((".png", ".jpg", ".jpeg")) and (p := self.evidence_path(ref))
+            ),
+            None,
+        )
+        if picture is None:
+            holder.mount(Static(Text("no picture on this machine", style="dim")))
+            return
+        from textual_image.widget import Image  # Kitty or Sixel where the terminal has them, half-blocks otherwise
+
+        holder.mount(Image(str(picture)))
+
+    def action_open_evidence(self) -> None:
+        """Open the selected violation's first evidence file with the desktop's viewer (or say where it is)."""
+        table = self.query_one("#violations", DataTable)
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        row = next((r for r in self.state.violations if r.event_id == key), None)
+        path = next((p for ref in (row.evidence if row else []) if (p := self.evidence_path(ref))), None)
+        if path is None:
+            self.notify("its evidence is not on this machine", severity="warning")
+            return
+        opener = shutil.which("xdg-open") or shutil.which("open")
+        if opener is None:
+            self.notify(str(path), title="Evidence")
+            return
+        subprocess.Popen([opener, str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.notify(f"opened {path.name}")
 
     # -- agents ---------------------------------------------------------------------------------
     def _draw_agents(self) -> None:
@@ -664,7 +720,7 @@ def _cut(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _violation_text(row: ViolationRow) -> Text:
+def _violation_text(row: ViolationRow, local: Any = None, report: str | None = None) -> Text:
     text = Text()
     text.append(f"{row.pipeline} · {row.case}\n", style="bold")
     text.append(row.description + "\n")
@@ -674,7 +730,10 @@ def _violation_text(row: ViolationRow) -> Text:
         text.append(f"model or ego: {row.subject}\n")
     for k, v in row.metrics.items():
         text.append(f"  {k} = {v:.3f}\n", style="cyan")
-    for path in row.evidence:
-        text.append(f"evidence: {path}\n", style="magenta")
-    text.append(f"submission #{row.correlation_id[:8]} (Enter: its chain)", style="dim")
+    for ref in row.evidence:
+        path = local(ref) if local else None
+        text.append(f"evidence: {path or ref}\n", style="magenta" if path else "dim magenta")
+    if report:
+        text.append(f"report: {report}\n", style="green")
+    text.append(f"submission #{row.correlation_id[:8]} (Enter: its chain; o: open the evidence)", style="dim")
     return text

@@ -23,9 +23,11 @@ def tui(
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
 ) -> None:
-    """Watch the daemon's agents work (events, agents, errors) and type traffic rules to submit.
+    """The console: watch the daemon's agents work and inject rules, crash reports, datasets and driving cases.
 
-    Ctrl+R switches the region of typed rules, Ctrl+L clears the view, Ctrl+Q quits.
+    F2 Conversation (threads by submission tag, filters, F8 pauses), F3 Violations (evidence drawn in the
+    terminal, o opens it), F4 Agents (work queues, dead letters: Ctrl+T retries), F5 Memory (MR search), F6 Batches;
+    Alt+1..5 or a click do the same. Ctrl+R switches the region of typed rules, Ctrl+Q quits.
     """
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url, log_level="error")
     from runners.clients.discovery import find_bus_url
@@ -36,4 +38,8 @@ def tui(
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
     bus = make_bus(cfg, name="drivemt-tui", url=url)
-    DrivemtApp(bus, show_heartbeats=heartbeats).run()
+    from tools.common.artifacts import LocalArtifactStore
+
+    # /cases puts frames where the daemon of this data dir reads them; evidence refs point into the same folder.
+    store = LocalArtifactStore(cfg.runs_dir)
+    DrivemtApp(bus, show_heartbeats=heartbeats, case_store=store, artifacts_root=cfg.runs_dir).run()
