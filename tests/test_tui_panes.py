@@ -196,3 +196,21 @@ async def test_cases_typed_in_the_console_are_submitted_with_their_frames(bus: B
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert len(rec.events) == 1 and line.value.startswith("/cases")
+
+
+async def test_after_a_reconnect_the_console_reads_what_it_missed_from_the_streams(bus: Bus) -> None:
+    """Events stored while the console was away show after it reconnects, each once."""
+    app = DrivemtApp(bus, catch_up=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.2)
+        app.catch_up = 50
+        missed = RulesSubmitted(producer="cli", payload=RulesSubmittedPayload(rules=[TrafficRule(id="m", text="x")]))
+        await app._sub.unsubscribe()  # type: ignore[union-attr]  # away: nothing arrives live
+        await bus.publish(missed)
+        app._last_connection = "reconnecting…"  # as the connection line saw it while the bus was away
+        app._update_connection()
+        await until(pilot, lambda: app.state.counts.get("rules.submitted") == 1)
+        app._last_connection = "reconnecting…"
+        app._update_connection()  # a second catch-up brings nothing twice
+        await pilot.pause(0.5)
+        assert app.state.counts.get("rules.submitted") == 1

@@ -190,6 +190,7 @@ class DrivemtApp(App[None]):
         self._queues: list[dict[str, Any]] = []
         self._deadletters: list[tuple[int, Any]] = []
         self._mrs: dict[str, Any] = {}
+        self._last_connection = "connected"
 
     @property
     def counts(self) -> dict[str, int]:
@@ -626,6 +627,9 @@ class DrivemtApp(App[None]):
             state = "connected" if self.bus.nc.is_connected else "reconnecting…"
         except Exception:  # closed
             state = "disconnected"
+        if state == "connected" and self._last_connection == "reconnecting…":
+            self._catch_up()  # what was published while the bus was away, from the streams (seen events are skipped)
+        self._last_connection = state
         url = f" {self.bus.connected_url or ''}" if self.show_url else ""
         self.sub_title = f"{state}{url}  namespace {self.bus.subjects.namespace}"
 
