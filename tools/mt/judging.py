@@ -75,13 +75,12 @@ def judge_models(
     """
     floor = floor or BandFloor()
     b = normalise_phrase(behaviour)
+
+    def not_judged(model: str, reason: str) -> ModelVerdict:
+        return ModelVerdict(model=model, behaviour=b, verdict="not judged", reason=reason, band="-")
+
     if b not in BEHAVIOURS:
-        return [
-            ModelVerdict(
-                model=m, behaviour=b, verdict="not judged", reason=f"no rule for the behaviour {b!r}", band="-"
-            )
-            for m in source
-        ]
+        return [not_judged(m, f"no rule for the behaviour {b!r}") for m in source]
     speed_kind, speed_bands = _bands("speed", source, policy, floor)
     steer_kind, steer_bands = _bands("steering", source, policy, floor)
     out = []
@@ -89,9 +88,7 @@ def judge_models(
         fol = followup[m]
         if b in ("slow down", "keep current"):
             if src.speed_kmh is None or fol.speed_kmh is None:
-                out.append(
-                    ModelVerdict(model=m, behaviour=b, verdict="not judged", reason="it gives no speed", band="-")
-                )
+                out.append(not_judged(m, "it gives no speed"))
                 continue
             s, f = _median(src.speed_kmh), _median(fol.speed_kmh)
             band, change = speed_bands[m], f - s
@@ -122,9 +119,7 @@ def judge_models(
             )  # fmt: skip
             continue
         if src.steering_rad is None or fol.steering_rad is None:
-            out.append(
-                ModelVerdict(model=m, behaviour=b, verdict="not judged", reason="it gives no steering", band="-")
-            )
+            out.append(not_judged(m, "it gives no steering"))
             continue
         s, f = _median(src.steering_rad), _median(fol.steering_rad)
         band, change = steer_bands[m], f - s
