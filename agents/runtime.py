@@ -11,7 +11,8 @@ rest:
 * any other exception is retried (``nak`` with back-off) until the consumer's ``max_deliver``, then
   dead-lettered;
 * outputs carry ids derived from the input, are published before the input is acked, and the input
-  id is marked handled, so a redelivery after a crash produces nothing twice;
+  id is marked handled, so a redelivery after a crash produces nothing twice; an event that cannot be
+  settled so (an output too large for the server, or failures until ``max_deliver``) is dead-lettered;
 * on stop, in-flight work finishes within a grace period, and what does not is handed back (nak).
 """
 
@@ -32,6 +33,7 @@ from typing import Any, ClassVar, TypeVar
 
 import structlog
 from nats.aio.msg import Msg
+from nats.errors import MaxPayloadError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.errors import ServiceUnavailableError
 
@@ -45,6 +47,7 @@ from bus import (
     Event,
     EventValidationError,
     decode_event,
+    encode_event,
 )
 from bus.events import DeadLetterPayload, ErrorPayload, HeartbeatPayload, derived_id
 from tools.errors import BadInputError
@@ -52,6 +55,9 @@ from tools.errors import BadInputError
 __all__ = ["Agent", "AgentRunner", "Outcome", "error_event", "handles"]
 
 log = structlog.get_logger(__name__)
+
+_JSON_ESCAPE_MAX = 6
+"""Most bytes one character takes in JSON (a control character becomes ``\\u001b``)."""
 
 
 @dataclass
@@ -442,18 +448,48 @@ class AgentRunner:
             return_exceptions=True,
         )
         for (msg, ev), result in zip(valid, settled, strict=True):
-            if isinstance(result, BaseException):  # publishing or acking failed: the event comes back later
-                log.warning(
-                    "could not settle an event; it will be redelivered",
-                    agent=self.agent.name,
-                    event_id=ev.event_id,
-                    error=f"{type(result).__name__}: {result}",
-                )
-                with contextlib.suppress(Exception):
-                    await msg.nak(delay=2.0)
+            if isinstance(result, BaseException):
+                await self._unsettled(msg, ev, result)
         log.debug(
             "batch handled", agent=self.agent.name, size=len(valid), seconds=round(time.perf_counter() - started, 4)
         )
+
+    async def _unsettled(self, msg: Msg, event: Event, exc: BaseException) -> None:
+        """Publishing the outputs, marking the input handled or acking it failed: the event comes back later, unless
+        it never can be settled (an output over the server's size limit) or this was its last delivery; then it is
+        set aside like a handler that kept failing (an error event naming it, and a dead letter), never silently
+        dropped by the server."""
+        meta = msg.metadata
+        deliveries = (meta.num_delivered if meta else None) or 1
+        error = f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, MaxPayloadError) and deliveries < self.consumer.max_deliver:
+            log.warning(
+                "could not settle an event; it will be redelivered",
+                agent=self.agent.name,
+                event_id=event.event_id,
+                error=error,
+            )
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=2.0)
+            return
+        log.error(
+            "could not settle an event; setting it aside", agent=self.agent.name, event_id=event.event_id, error=error
+        )
+        self.counters.failed += 1
+        self.counters.last_error = error[:500]
+        try:
+            await self.bus.publish(
+                error_event(
+                    event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject
+                )
+            )
+            await self._dead_letter(
+                msg, reason=f"could not be settled after {deliveries} deliveries: {error}", error=exc
+            )
+        except Exception as dl_exc:  # the bus is down: hand it back; it is set aside when it comes again
+            log.error("could not dead-letter a message", agent=self.agent.name, error=str(dl_exc))
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=5.0)
 
     async def _was_handled(self, event_id: str) -> bool:
         """Whether the event was handled before; a failing lookup counts as not (outputs carry derived ids, so a
@@ -536,6 +572,22 @@ class AgentRunner:
             )
             await msg.nak(delay=delay)
 
+    def _fit(self, dl: DeadLettered, *, size: int) -> None:
+        """Cut a dead letter's copy of the message when the whole would be over the server's payload limit (JSON
+        escapes can make it several times the message's size), so that a huge poison is still set aside."""
+        p = dl.payload
+        limit = getattr(self.bus.nc, "max_payload", 0) or 1024 * 1024
+        slack = 64 * 1024  # the envelope, the reason, what JetStream adds
+        carried = len(p.data) + len(p.data_b64 or "") + sum(len(k) + len(v) for k, v in p.headers.items())
+        if _JSON_ESCAPE_MAX * carried + slack <= limit or len(encode_event(dl)) <= limit:
+            return
+        p.size = size
+        p.data = p.data[: max(0, (limit - slack) // (2 * _JSON_ESCAPE_MAX))]
+        p.data_b64 = None
+        p.truncated = True
+        if len(encode_event(dl)) > limit:
+            p.headers = {}
+
     async def _dead_letter(self, msg: Msg, *, reason: str, error: BaseException, excerpt: str | None = None) -> None:
         try:
             text = msg.data.decode("utf-8")
@@ -559,6 +611,7 @@ class AgentRunner:
                 headers={k: str(v) for k, v in (msg.headers or {}).items()},
             ),
         )
+        self._fit(dl, size=len(msg.data))
         err = error_event(
             None,
             agent=self.agent.name,

@@ -16,6 +16,7 @@ from bus.errors import (
 )
 from bus.events import (
     AgentHeartbeat,
+    AgentMessage,
     AnyEvent,
     CasesDescribed,
     CasesSubmitted,
@@ -47,6 +48,7 @@ from bus.subjects import DEFAULT_NAMESPACE, ErrorDomain, Subjects
 __all__ = [
     "DEFAULT_NAMESPACE",
     "AgentHeartbeat",
+    "AgentMessage",
     "AnyEvent",
     "Bus",
     "BusError",

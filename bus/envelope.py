@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
+"""What an event, correlation or causation id may hold: ids become key-value keys (handled marks, tallies), artefact
+folders (a batch's correlation id) and ``Nats-Msg-Id`` headers, so no dot, slash, space, wildcard or line break."""
 _ID_NAMESPACE = uuid.UUID("6f1c7f4e-3d1b-5a53-9a44-2f0c8e2b7d10")
 
 
@@ -58,9 +61,15 @@ class Event(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: str
-    event_id: str = Field(default_factory=_new_id, description="Unique id; also the JetStream Nats-Msg-Id.")
-    correlation_id: str = Field(default="", description="The submission this event belongs to.")
-    causation_id: str | None = Field(default=None, description="The event that caused this one.")
+    event_id: str = Field(
+        default_factory=_new_id, pattern=ID_PATTERN, description="Unique id; also the JetStream Nats-Msg-Id."
+    )
+    correlation_id: str = Field(
+        default="",
+        pattern=r"^$|" + ID_PATTERN,
+        description="The submission this event belongs to (the event's own id when empty).",
+    )
+    causation_id: str | None = Field(default=None, pattern=ID_PATTERN, description="The event that caused this one.")
     producer: str = Field(description="Agent or command that produced the event, e.g. 'm-agent' or 'cli'.")
     time: datetime = Field(default_factory=_now, description="UTC time of production.")
     schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this event's schema.")
@@ -144,7 +153,8 @@ def decode_event(data: bytes, *, subject: str = "?") -> Event:
 
     Whatever the bytes are (random, deeply nested, huge, of the wrong types), the only exception that
     leaves this function is :class:`EventValidationError`, so a caller handles one bad message and
-    goes on with the others.
+    goes on with the others. What it returns can be encoded again: NaN, infinities and lone UTF-16
+    surrogates (``"\\ud800"``, valid JSON but no text) are refused.
 
     Raises:
         EventValidationError: For bytes that are not UTF-8, not a JSON object, of an unknown
@@ -183,6 +193,10 @@ def _decode(data: bytes, subject: str) -> Event:
         ) from exc
     if not isinstance(obj, dict):
         raise EventValidationError(subject, f"expected a JSON object, got {type(obj).__name__}")
+    if "\\u" in text and _has_lone_surrogate(obj):
+        raise EventValidationError(
+            subject, "a string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is no text"
+        )
     type_ = obj.get("type")
     model = registry.get(type_) if isinstance(type_, str) else None
     if model is None:
@@ -194,6 +208,25 @@ def _decode(data: bytes, subject: str) -> Event:
             f"{'.'.join(str(p) for p in err['loc']) or '(event)'}: {err['msg']}" for err in exc.errors()[:5]
         )
         raise EventValidationError(subject, f"does not match the {type_} schema: {problems}") from exc
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    """Whether any string (key or value) of parsed JSON holds a lone surrogate, which no UTF-8 encoder accepts."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def event_json_schemas() -> dict[str, Any]:

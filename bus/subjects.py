@@ -218,6 +218,15 @@ class Subjects:
         """Wildcard over every agent's heartbeat."""
         return self._s("agents", "heartbeat", ">")
 
+    def agent_messages(self, agent: str) -> str:
+        """What one agent's models and offline paths said about each input (the conversation; off by default)."""
+        return self._s("agents", "messages", validate_token(agent, what="agent name"))
+
+    @property
+    def all_agent_messages(self) -> str:
+        """Wildcard over every agent's messages."""
+        return self._s("agents", "messages", "*")
+
     def deadletter(self, consumer: str) -> str:
         """Events that consumer ``consumer`` could not handle, with the reason."""
         return self._s("deadletter", validate_token(consumer, what="consumer name"))
@@ -285,4 +294,5 @@ class Subjects:
             self.tl_verdict,
             self.all_errors,
             self.progress,
+            self.all_agent_messages,
         ]

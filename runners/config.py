@@ -39,6 +39,7 @@ __all__ = [
     "AgentSettings",
     "ConfigError",
     "ConfigValue",
+    "ConversationSettings",
     "DrivemtConfig",
     "api_key_for",
     "explain_config",
@@ -106,6 +107,16 @@ class EmbedderSettings(BaseModel):
     )
 
 
+class ConversationSettings(BaseModel):
+    """The agents' messages on the bus (``<ns>.agents.messages.<agent>``, the terminal UI's conversation)."""
+
+    enabled: bool = Field(
+        default=False,
+        description="The M-Agent, Validator, crash extractor and T-Agent publish one agents.message (2 KB at most) per "
+        "input item: model prompt and answer excerpts and tool calls, or an offline path's decision and why.",
+    )
+
+
 _NATS_ENV = {"bus.auth.token": "NATS_TOKEN", "bus.auth.creds_file": "NATS_CREDS"}
 """Settings that NATS's own environment variables fill when nothing else sets them."""
 
@@ -163,6 +174,7 @@ class DrivemtConfig(BaseSettings):
     )
     bus: BusSettings = Field(default_factory=BusSettings)
     agents: AgentsSettings = Field(default_factory=AgentsSettings)
+    conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     beamng: BeamNGSettings = Field(
         default_factory=BeamNGSettings,
         description="BeamNG.tech install or host; without one, BeamNG runs write scenario files and report an error.",

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from bus import events as ev
 from bus.envelope import Event
-from tools.common.models import Provenance
+from tools.common.models import ConversationEntry, Provenance
 from tools.crash.models import CaseVerdict, RunRecord, RunSpec, Scenario, SimCollision, SimOptions, SimSettings
 from tools.mt.models import (
     CaseDescription,
@@ -229,6 +229,22 @@ def samples() -> dict[str, Event]:
             ),
         ),
         ev.ProgressReported(producer="judge", payload=ev.ProgressPayload(stage="crash-batch", done=1, total=2)),
+        ev.AgentMessage(
+            producer="m-agent",
+            payload=ev.AgentMessagePayload(
+                agent="m-agent",
+                reasoners=["offline:ontology-grounded"],
+                input_event_id="e1",
+                item_id="de-01",
+                entries=[
+                    ConversationEntry(
+                        role="decision",
+                        reasoner="offline:ontology-grounded",
+                        text="replaces the weather with fog environment (matched: fog); road type any roads",
+                    )
+                ],
+            ),
+        ),
         ev.CasesSubmitted(
             producer="t",
             payload=ev.CasesSubmittedPayload(cases=[case], region="germany", batch_size=1),

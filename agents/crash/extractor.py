@@ -9,6 +9,9 @@ instead; the scenario's notes, the event's ``extractor`` and a warning log say s
 
 A report that can never work (empty, unrelated, oversized) raises a bad-input error, which the runtime
 turns into an error event on ``errors.crashes``; the agent goes on.
+
+With the conversation on, each report also gets one ``agents.message``: the model's prompts and answers (meta
+message, DSL, retries), and the scenario the extractor settled on, or the offline rules' reading of it.
 """
 
 from __future__ import annotations
@@ -20,11 +23,22 @@ from typing import ClassVar
 import structlog
 
 from agents.runtime import Agent, error_event
-from bus import CrashSubmitted, CrashVerdict, ErrorDomain, ErrorReported, Event, ScenarioExtracted, derived_id
+from bus import (
+    AgentMessage,
+    CrashSubmitted,
+    CrashVerdict,
+    ErrorDomain,
+    ErrorReported,
+    Event,
+    ScenarioExtracted,
+    derived_id,
+)
 from bus.events import ScenarioExtractedPayload
 from memory.templates import TemplateSource
 from tools.common.artifacts import RunLayout
-from tools.common.models import Provenance
+from tools.common.conversation import excerpt, recording
+from tools.common.models import ConversationEntry, Provenance
+from tools.crash.extract import OFFLINE_CRASH_EXTRACTOR
 from tools.crash.files import CrashReport
 from tools.crash.llm_extractor import LLMCrashExtractor
 from tools.crash.models import CaseVerdict, Scenario
@@ -44,19 +58,26 @@ class CrashExtractorAgent(Agent):
         templates: The template store (``kb_templates``); the packaged templates when ``None``.
         provenance: Provenance attached to every scenario.
         llm: The model extractor; the offline rules when ``None`` (and as its fallback).
+        conversation: Publish one ``agents.message`` per report (the model's messages, the scenario decided).
     """
 
     name: ClassVar[str] = "crash-extractor"
     consumes = (CrashSubmitted,)
-    produces = (ScenarioExtracted, CrashVerdict, ErrorReported)
+    produces = (ScenarioExtracted, CrashVerdict, ErrorReported, AgentMessage)
     error_domain = ErrorDomain.CRASHES
 
     def __init__(
-        self, *, templates: TemplateSource | None, provenance: Provenance, llm: LLMCrashExtractor | None = None
+        self,
+        *,
+        templates: TemplateSource | None,
+        provenance: Provenance,
+        llm: LLMCrashExtractor | None = None,
+        conversation: bool = False,
     ) -> None:
         self.templates = templates
         self.provenance = provenance
         self.llm = llm
+        self.conversation = conversation
 
     async def _template_lookup(self) -> dict[str, ScenarioTemplate]:
         stored = await self.templates.all() if self.templates is not None else {}
@@ -96,24 +117,28 @@ class CrashExtractorAgent(Agent):
         p = event.payload
         templates = await self._template_lookup()
         report = CrashReport(case_id=p.case_id, summary=p.summary, sketch=p.sketch)
-        try:
-            scenario, extractor, models = await self.extract(report, templates)
-        except BadInputError as exc:
-            if p.simulate is None:
-                raise
+        failed: BadInputError | None = None
+        with recording(active=self.conversation) as transcript:
+            try:
+                scenario, extractor, models = await self.extract(report, templates)
+            except BadInputError as exc:
+                if p.simulate is None:
+                    raise
+                failed = exc
+        if failed is not None:
             # The case ends here: its error, and a verdict saying so, so the batch still completes.
-            err = error_event(event, agent=self.name, domain=self.error_domain, exc=exc, item_id=p.case_id)
+            err = error_event(event, agent=self.name, domain=self.error_domain, exc=failed, item_id=p.case_id)
             verdict = CaseVerdict(
                 case_id=p.case_id,
                 runs=0,
                 reproduced=False,
                 violations=0,
                 seconds_per_run=0.0,
-                error=f"{type(exc).__name__}: {exc}"[:2000],
+                error=f"{type(failed).__name__}: {failed}"[:2000],
                 case_ref=RunLayout.crash_case(event.correlation_id, p.case_id),
                 batch_size=p.batch_size,
             )
-            return [
+            out: list[Event] = [
                 err,
                 CrashVerdict(
                     **event.caused(event_id=derived_id(event.event_id, "verdict", p.case_id)),
@@ -121,7 +146,14 @@ class CrashExtractorAgent(Agent):
                     payload=verdict,
                 ),
             ]
-        return [
+            if self.conversation:
+                reasoner = self.llm.name if self.llm is not None else OFFLINE_CRASH_EXTRACTOR
+                transcript.append(
+                    ConversationEntry(role="decision", reasoner=reasoner, text=excerpt(f"not extracted: {failed}"))
+                )
+                out.append(AgentMessage.bounded(event, agent=self.name, entries=transcript, item_id=p.case_id))
+            return out
+        out = [
             ScenarioExtracted(
                 **event.caused(event_id=derived_id(event.event_id, "scenario", p.case_id)),
                 producer=self.name,
@@ -138,3 +170,21 @@ class CrashExtractorAgent(Agent):
                 ),
             )
         ]
+        if self.conversation:
+            transcript += _scenario_decision(scenario, extractor)
+            out.append(AgentMessage.bounded(event, agent=self.name, entries=transcript, item_id=p.case_id))
+        return out
+
+
+def _scenario_decision(scenario: Scenario, extractor: str) -> list[ConversationEntry]:
+    """The scenario an extractor settled on, in a line, and its notes (assumptions, retries, fallbacks)."""
+    actors = ", ".join(f"{a.id} {a.body_type} {a.initial_position} ({', '.join(a.actions)})" for a in scenario.actors)
+    crashes = ", ".join(f"{a}-{b}" for a, b in scenario.collisions) or "none"
+    env = scenario.env
+    text = f"{scenario.road_network.road_type}: {actors}; collisions {crashes}; {env.time}, {env.weather}"
+    out = [ConversationEntry(role="decision", reasoner=extractor, text=excerpt(text))]
+    if scenario.notes:
+        out.append(
+            ConversationEntry(role="decision", reasoner=extractor, text=excerpt("notes: " + "; ".join(scenario.notes)))
+        )
+    return out

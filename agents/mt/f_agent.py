@@ -44,6 +44,9 @@ __all__ = ["FAgent"]
 
 log = structlog.get_logger(__name__)
 
+_QUERY_CHARS = 10_000
+"""Longest tie-break text a claim takes (``ClaimMR.query``); the embedder reads far less of it anyway."""
+
 
 class FAgent(Agent):
     """Makes follow-up cases.
@@ -131,9 +134,8 @@ class FAgent(Agent):
         if not fitting:
             top = ", ".join(f"{k} x{v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
             return None, f"no stored MR fits this case ({top or 'no MR stored for the region'})", 0
-        claimed = (
-            await call(self.bus, MRS_CLAIM, ClaimMR(mr_ids=[m.mr_id for m in fitting], query=representation(desc)))
-        ).mr
+        query = representation(desc)[:_QUERY_CHARS]  # a description of hostile length still claims an MR
+        claimed = (await call(self.bus, MRS_CLAIM, ClaimMR(mr_ids=[m.mr_id for m in fitting], query=query))).mr
         if claimed is None:
             return None, "the fitting MRs are no longer stored", len(fitting)
         plan = plan_from_fields(

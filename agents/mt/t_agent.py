@@ -5,7 +5,8 @@ key frames in one multimodal message), else from the offline describer (``offlin
 as such), which reads time and weather from image statistics and road type and objects only from metadata.
 The ego's speed and steering always come from the case's data. A case whose frames cannot be read is an
 error event naming it, and travels on undescribed (so it still ends with a verdict); the batch's other cases
-go on.
+go on. With the conversation on, each described case also gets one ``agents.message``: the vision model's prompt
+and answer excerpts, and the description settled on with its evidence.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import ClassVar
 import structlog
 
 from agents.runtime import Agent, error_event
-from bus import CasesDescribed, CasesSubmitted, ErrorDomain, ErrorReported, Event, derived_id
+from bus import AgentMessage, CasesDescribed, CasesSubmitted, ErrorDomain, ErrorReported, Event, derived_id
 from bus.events import CasesDescribedPayload
 from tools.common.artifacts import ArtifactStore
+from tools.common.conversation import excerpt, recording
+from tools.common.models import ConversationEntry
 from tools.errors import BadInputError, LLMResponseError
 from tools.mt.describe import describe_offline
 from tools.mt.generate import read_frames
@@ -36,16 +39,18 @@ class TAgent(Agent):
     Args:
         store: Where the cases' frames are.
         llm: A vision model's describer; the offline describer when None (and as its fallback).
+        conversation: Publish one ``agents.message`` per described case.
     """
 
     name: ClassVar[str] = "t-agent"
     consumes = (CasesSubmitted,)
-    produces = (CasesDescribed, ErrorReported)
+    produces = (CasesDescribed, ErrorReported, AgentMessage)
     error_domain = ErrorDomain.CASES
 
-    def __init__(self, *, store: ArtifactStore, llm: LLMDescriber | None = None) -> None:
+    def __init__(self, *, store: ArtifactStore, llm: LLMDescriber | None = None, conversation: bool = False) -> None:
         self.store = store
         self.llm = llm
+        self.conversation = conversation
 
     async def handle(self, event: Event) -> Sequence[Event]:
         """One described event per case; an unreadable case is an error event and the others go on."""
@@ -71,13 +76,16 @@ class TAgent(Agent):
                 )
                 continue
             description = None
-            if self.llm is not None:
-                try:
-                    description = await self.llm.describe(case, frames)
-                except LLMResponseError as exc:
-                    log.warning(
-                        "model description unusable; image statistics instead", case_id=case.case_id, reason=exc.reason
-                    )
+            with recording(active=self.conversation) as transcript:
+                if self.llm is not None:
+                    try:
+                        description = await self.llm.describe(case, frames)
+                    except LLMResponseError as exc:
+                        log.warning(
+                            "model description unusable; image statistics instead",
+                            case_id=case.case_id,
+                            reason=exc.reason,
+                        )
             if description is None:
                 description = await asyncio.to_thread(describe_offline, case, frames)
                 if self.llm is not None:
@@ -96,4 +104,15 @@ class TAgent(Agent):
                     ),
                 )
             )
+            if self.conversation:
+                d = description
+                why = "; ".join(f"{k}: {v}" for k, v in d.evidence.items())
+                text = (
+                    f"{d.time}, {d.weather}, road type {d.road_type}, objects {', '.join(d.objects) or 'none'}; "
+                    f"ego {d.speed_kmh:.1f} km/h (from the data); {why}"
+                )
+                transcript.append(ConversationEntry(role="decision", reasoner=d.describer, text=excerpt(text)))
+                out.append(
+                    AgentMessage.bounded(event, agent=self.name, entries=transcript, item_id=case.case_id, index=i)
+                )
         return out

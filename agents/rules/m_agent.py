@@ -4,7 +4,9 @@ A submission holds one rule or a batch. Each rule is checked first (empty, overs
 -> an error event for that rule; the rest of the batch goes on). Every configured parser proposes
 candidates: the offline ontology-grounded parser for the whole batch at once (its MiniLM fallback is
 batched), and each LLM parser concurrently per rule. One ``mrs.candidates`` event per rule follows,
-with a failure list naming parsers that produced nothing; the Validator decides.
+with a failure list naming parsers that produced nothing; the Validator decides. With the conversation on, one
+``agents.message`` per rule follows too: the LLM parsers' prompts, answers and tool calls, and the terms the offline
+parser matched and why.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from agents.runtime import Agent, Outcome, error_event
-from bus import ErrorDomain, ErrorReported, Event, MRCandidatesProduced, RulesSubmitted, derived_id
+from bus import AgentMessage, ErrorDomain, ErrorReported, Event, MRCandidatesProduced, RulesSubmitted, derived_id
 from bus.events import MRCandidatesPayload, ParserFailure
-from tools.common.models import Provenance
+from tools.common.conversation import excerpt, recording
+from tools.common.models import ConversationEntry, Provenance
 from tools.errors import BadInputError
 from tools.rules.llm_parser import LLMRuleParser
 from tools.rules.models import MAX_RULE_BYTES, MRCandidate, TrafficRule, check_rule
@@ -37,11 +40,12 @@ class MAgent(Agent):
         provenance: Provenance attached to every candidates event.
         max_rule_bytes: Largest rule accepted.
         llm_concurrency: LLM calls in flight at once.
+        conversation: Publish one ``agents.message`` per rule (what each parser said).
     """
 
     name: ClassVar[str] = "m-agent"
     consumes = (RulesSubmitted,)
-    produces = (MRCandidatesProduced, ErrorReported)
+    produces = (MRCandidatesProduced, ErrorReported, AgentMessage)
     tools = RULE_TOOLS
     error_domain = ErrorDomain.RULES
     batch_size = 32
@@ -55,6 +59,7 @@ class MAgent(Agent):
         provenance: Provenance,
         max_rule_bytes: int = MAX_RULE_BYTES,
         llm_concurrency: int = 8,
+        conversation: bool = False,
     ) -> None:
         if offline_parser is None and not llm_parsers:
             raise ValueError("the M-Agent needs at least one parser")
@@ -64,6 +69,7 @@ class MAgent(Agent):
         self.provenance = provenance
         self.max_rule_bytes = max_rule_bytes
         self._llm_slots = asyncio.Semaphore(llm_concurrency)
+        self.conversation = conversation
 
     async def handle(self, event: Event) -> Sequence[Event]:
         """Handle one submission (see :meth:`handle_batch`)."""
@@ -110,7 +116,7 @@ class MAgent(Agent):
                     )
         llm = await asyncio.gather(*(self._llm_candidates(rule) for rule in rules))
         for k, (n, i, event, rule) in enumerate(jobs):
-            llm_cands, llm_failures = llm[k]
+            llm_cands, llm_failures, transcript = llm[k]
             candidates = llm_cands + offline[k]
             outcomes[n].events.append(
                 MRCandidatesProduced(
@@ -124,17 +130,29 @@ class MAgent(Agent):
                     ),
                 )
             )
+            if self.conversation:
+                entries = transcript + [_offline_decision(c) for c in offline[k]]
+                entries += [
+                    ConversationEntry(role="decision", reasoner=f.parser, text=excerpt(f"no candidate: {f.error}"))
+                    for f in failures[k] + llm_failures
+                ]
+                outcomes[n].events.append(
+                    AgentMessage.bounded(event, agent=self.name, entries=entries, item_id=rule.id, index=i)
+                )
         return outcomes
 
-    async def _llm_candidates(self, rule: TrafficRule) -> tuple[list[MRCandidate], list[ParserFailure]]:
+    async def _llm_candidates(
+        self, rule: TrafficRule
+    ) -> tuple[list[MRCandidate], list[ParserFailure], list[ConversationEntry]]:
         if not self.llm_parsers:
-            return [], []
+            return [], [], []
 
         async def one(parser: LLMRuleParser) -> Any:
             async with self._llm_slots:
                 return await parser.parse(rule)
 
-        results = await asyncio.gather(*(one(p) for p in self.llm_parsers), return_exceptions=True)
+        with recording(active=self.conversation) as transcript:
+            results = await asyncio.gather(*(one(p) for p in self.llm_parsers), return_exceptions=True)
         cands: list[MRCandidate] = []
         fails: list[ParserFailure] = []
         for parser, res in zip(self.llm_parsers, results, strict=True):
@@ -142,4 +160,15 @@ class MAgent(Agent):
                 fails.append(ParserFailure(parser=parser.name, error=f"{type(res).__name__}: {res}"[:1000]))
             else:
                 cands.extend(res)
-        return cands, fails
+        return cands, fails, transcript
+
+
+def _offline_decision(cand: MRCandidate) -> ConversationEntry:
+    """What the offline parser decided for one candidate: each field's term and the words of the rule behind it."""
+    mr, why = cand.mr, cand.evidence
+    text = (
+        f"{mr.verb} {mr.manipulation} (matched: {why.get('manipulation', '?')}); "
+        f"road type {mr.road_type} ({why.get('road_type', '?')}); "
+        f"behaviour {mr.expected_behavior} ({why.get('expected_behavior', '?')}); confidence {cand.confidence:.2f}"
+    )
+    return ConversationEntry(role="decision", reasoner=cand.parser, text=excerpt(text))

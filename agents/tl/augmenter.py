@@ -19,6 +19,7 @@ from agents.runtime import Agent
 from bus import Bus, ErrorDomain, ErrorReported, Event, ProgressReported, TLAugmented, TLDatasetSubmitted, derived_id
 from bus.events import TLAugmentedPayload
 from tools.common.artifacts import ArtifactStore, RunLayout
+from tools.errors import BadInputError
 
 __all__ = ["TLAugmenterAgent"]
 
@@ -46,7 +47,10 @@ class TLAugmenterAgent(Agent):
         """The local dataset: the submitted path, or what the client uploaded (a file's whole folder comes along,
         since annotation files name images beside them)."""
         if ref is None:
-            return Path(dataset)
+            path = Path(dataset)
+            if not path.is_absolute():  # it would resolve against the daemon's working folder
+                raise BadInputError(f"dataset {dataset[:200]!r}: give an absolute path (the CLI sends one)")
+            return path
         if self.store.exists(ref):  # an annotation file
             parent = str(PurePosixPath(ref).parent)
             if parent not in ("", "."):

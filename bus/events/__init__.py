@@ -2,7 +2,7 @@
 
 ``rules``, ``crash``, ``tl`` and ``mt`` wrap their domain's data models (``tools.<domain>.models``) in events;
 ``findings`` carries violations from every pipeline; ``ops`` holds errors, dead letters, heartbeats and
-progress. :data:`AnyEvent` is derived from the registry, so a new event type needs no second list.
+progress; ``conversation`` what the agents' models and offline paths said. :data:`AnyEvent` is derived from the registry, so a new event type needs no second list.
 """
 
 from bus.envelope import (
@@ -15,6 +15,7 @@ from bus.envelope import (
     event_json_schemas,
     registry,
 )
+from bus.events.conversation import MAX_MESSAGE_BYTES, AgentMessage, AgentMessagePayload
 from bus.events.crash import (
     CrashSubmitted,
     CrashSubmittedPayload,
@@ -76,8 +77,11 @@ AnyEvent = registry.union()
 """Any registered event, discriminated by ``type`` (for pydantic models and TypeAdapters)."""
 
 __all__ = [
+    "MAX_MESSAGE_BYTES",
     "SCHEMA_VERSION",
     "AgentHeartbeat",
+    "AgentMessage",
+    "AgentMessagePayload",
     "AnyEvent",
     "CasesDescribed",
     "CasesDescribedPayload",

@@ -23,10 +23,15 @@ __all__ = [
 ]
 
 
+CASE_ID_PATTERN = r"^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*$"
+"""A crash case id: letters, digits, ``_``, ``-`` and single inner dots. It names the case's folder and, in the Judge's
+tallies, a key-value key, which can neither hold a space nor start, end or repeat a dot."""
+
+
 class CrashSubmittedPayload(BaseModel):
     """One crash report."""
 
-    case_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    case_id: str = Field(min_length=1, max_length=64, pattern=CASE_ID_PATTERN)
     summary: str = Field(description="The crash narrative (NHTSA CIREN/NASS style).")
     sketch: str | None = Field(default=None, description="Path or URL of the scene sketch, if any.")
     source: str | None = Field(default=None, description="Where the report came from.")
@@ -42,7 +47,7 @@ class CrashSubmittedPayload(BaseModel):
 class ScenarioExtractedPayload(BaseModel):
     """The scenario of one crash report."""
 
-    case_id: str
+    case_id: str = Field(min_length=1, max_length=64, pattern=CASE_ID_PATTERN)
     scenario: Scenario
     extractor: str = Field(description="Who extracted it, e.g. 'offline:crash-rules'.")
     template: str = Field(description="Road type of the template used.")
@@ -58,7 +63,7 @@ class ScenarioExtractedPayload(BaseModel):
 class SimRequestedPayload(BaseModel):
     """One simulation run to do (a worker takes it from the shared work queue)."""
 
-    case_id: str
+    case_id: str = Field(min_length=1, max_length=64, pattern=CASE_ID_PATTERN)
     scenario: Scenario
     spec: RunSpec
     settings: SimSettings
@@ -74,10 +79,10 @@ class SimRequestedPayload(BaseModel):
 class SimCompletedPayload(BaseModel):
     """What one run did."""
 
-    case_id: str
+    case_id: str = Field(min_length=1, max_length=64, pattern=CASE_ID_PATTERN)
     record: RunRecord
-    index: int
-    total: int
+    index: int = Field(ge=0, description="This run's place in the case's runs.")
+    total: int = Field(ge=1, description="How many runs the case has.")
     simulator: str
     worker: str = Field(description="The agent instance that ran it.")
     case_ref: str = Field(description="Artefact ref of the case's folder: its runs, verdict and scenario.")

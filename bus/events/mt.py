@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from bus.envelope import Event, registry
 from tools.mt.models import (
@@ -42,7 +42,7 @@ class _Batch(BaseModel):
     method: Method = Field(
         default="automt", description="How follow-ups' MRs are chosen: automt, manual, random, null."
     )
-    seed: int = Field(default=0, description="Seed of the generation (manual and random draws, placements).")
+    seed: int = Field(default=0, ge=0, description="Seed of the generation (manual and random draws, placements).")
     batch_size: int | None = Field(default=None, ge=1, description="Cases in the whole submission.")
     models: list[str] = Field(
         default_factory=list,
@@ -62,6 +62,16 @@ class CasesSubmittedPayload(_Batch):
 
     cases: list[DrivingCase] = Field(min_length=1, max_length=1000)
     source: str | None = Field(default=None, description="Where the cases came from (a folder, a dataset).")
+
+    @model_validator(mode="after")
+    def _unique(self) -> CasesSubmittedPayload:
+        # Every case's events are named after its id: a second case of one id would be taken for a repeat and
+        # dropped, and its batch would never be complete.
+        ids = [c.case_id for c in self.cases]
+        if len(set(ids)) != len(ids):
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"case ids repeat in one submission: {', '.join(twice)[:300]}")
+        return self
 
 
 class CasesDescribedPayload(_Batch):

@@ -46,6 +46,12 @@ class DeadLetterPayload(BaseModel):
     data: str = Field(description="The original bytes, UTF-8 decoded with replacement characters.")
     data_b64: str | None = Field(default=None, description="The original bytes in base64 when they are not UTF-8.")
     headers: dict[str, str] = Field(default_factory=dict)
+    truncated: bool = Field(
+        default=False,
+        description="The message was too large to carry whole (data holds its start, data_b64 nothing); it cannot be "
+        "retried.",
+    )
+    size: int | None = Field(default=None, description="The original message's size in bytes, when truncated.")
 
 
 class HeartbeatPayload(BaseModel):

@@ -41,7 +41,7 @@ class TLDatasetPayload(BaseModel):
         default_factory=dict,
         description="Parameters per transformation code (defaults are TIGAUG's), e.g. {SC: {factor: [0.6, 0.8]}}.",
     )
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, description="Seed of the sample and of every transformation.")
     detectors: list[str] = Field(
         default_factory=list, description="Detectors to test on it, as KIND:PATH (yolo:, frcnn:, ssdlite:)."
     )

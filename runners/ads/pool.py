@@ -65,8 +65,12 @@ class ModelPool:
             if spec in self._models:
                 self._models.move_to_end(spec)
                 return self._models[spec]
-        path = self._path(spec)
-        if not path.is_file():
+        try:
+            path = self._path(spec)
+            found = path.is_file()
+        except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL byte
+            raise DrivingModelError(Path(spec).stem[:80], f"adapter spec {spec[:300]!r} is no file: {exc}") from exc
+        if not found:
             raise DrivingModelError(Path(spec).stem, f"adapter spec {spec} does not exist")
         model = load_model(path)
         entry = (model, _model_key(path, [f.file for f in model.spec.files]))

@@ -92,7 +92,12 @@ def events_schema(
 
     s = Subjects()
     subjects = {t: str(getattr(s, m.subject_name)) for t, m in sorted(registry.models.items()) if m.subject_name}
-    subjects |= {"error": s.all_errors, "deadletter": s.all_deadletters, "agent.heartbeat": s.all_heartbeats}
+    subjects |= {
+        "error": s.all_errors,
+        "deadletter": s.all_deadletters,
+        "agent.heartbeat": s.all_heartbeats,
+        "agents.message": s.all_agent_messages,
+    }
     doc = {
         "subjects": subjects,
         "events": event_json_schemas(),

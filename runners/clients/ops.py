@@ -118,6 +118,8 @@ async def list_deadletters(bus: Bus, *, limit: int = 1000) -> list[tuple[int, De
 async def retry_deadletters(bus: Bus, seqs: list[int] | None = None) -> list[int]:
     """Send dead letters back to their original subjects and remove them; returns the sequences retried.
 
+    A dead letter whose message was too large to keep whole (``truncated``) is never sent back; it stays listed.
+
     Args:
         bus: Connected bus.
         seqs: Stream sequences to retry (all when ``None``).
@@ -128,6 +130,8 @@ async def retry_deadletters(bus: Bus, seqs: list[int] | None = None) -> list[int
         if seqs is not None and seq not in seqs:
             continue
         p = event.payload
+        if p.truncated:  # only its start was kept: sending that back would be another poison
+            continue
         data = base64.b64decode(p.data_b64) if p.data_b64 else p.data.encode("utf-8")
         headers = {k: v for k, v in p.headers.items() if k != "Nats-Msg-Id"}
         headers["Nats-Msg-Id"] = f"retry-{seq}-{time.time_ns()}"

@@ -118,8 +118,12 @@ class DetectorSpec(BaseModel):
             raise DetectorSpecError(spec, f"expected KIND:PATH with KIND one of {', '.join(DETECTOR_KINDS)}")
         if kind not in DETECTOR_KINDS:
             raise UnknownDetectorKindError(spec, kind, DETECTOR_KINDS)
-        p = Path(path.strip()).expanduser()
-        if must_exist and not p.is_file() and not (kind == "yolo" and _is_packaged_yaml(p)):
+        try:
+            p = Path(path.strip()).expanduser()
+            missing = must_exist and not p.is_file() and not (kind == "yolo" and _is_packaged_yaml(p))
+        except (OSError, ValueError, RuntimeError) as exc:  # a name too long, a NUL byte, '~nobody'
+            raise DetectorSpecError(spec[:300], f"not a usable path: {exc}"[:500]) from exc
+        if missing:
             raise DetectorSpecError(spec, f"no such file: {p}")
         return cls(kind=kind, path=p)  # type: ignore[arg-type]  # kind checked against DETECTOR_KINDS above
 

@@ -191,22 +191,31 @@ class Composition:
         Agents without per-copy state share one instance; each SimRunner copy owns a simulator process.
         """
         use_offline = self.config.llm.include_offline_parser or not self.llm_parsers
+        conversation = self.config.conversation.enabled
         m_agent = MAgent(
             ontology=self.ontology,
             offline_parser=self.offline_parser if use_offline else None,
             llm_parsers=self.llm_parsers,
             provenance=self.provenance,
+            conversation=conversation,
         )
         validator = ValidatorAgent(
-            validator=self.validator, store=self.store, ontology=self.ontology, provenance=self.provenance
+            validator=self.validator,
+            store=self.store,
+            ontology=self.ontology,
+            provenance=self.provenance,
+            conversation=conversation,
         )
         extractor = CrashExtractorAgent(
-            templates=self.templates, provenance=self.crash_provenance, llm=self.crash_extractor
+            templates=self.templates,
+            provenance=self.crash_provenance,
+            llm=self.crash_extractor,
+            conversation=conversation,
         )
         planner = SimPlannerAgent(store=self.artifacts)
         judge = JudgeAgent(bus=bus, store=self.artifacts, mt=self.config.mt_judge)
         augmenter = TLAugmenterAgent(bus=bus, store=self.artifacts)
-        t_agent = TAgent(store=self.artifacts, llm=self.describer)
+        t_agent = TAgent(store=self.artifacts, llm=self.describer, conversation=conversation)
         f_agent = FAgent(bus=bus, store=self.artifacts, ontology=self.ontology, diffusion=self.diffusion)
         checker = ValidityAgent(store=self.artifacts)
         copies = iter(range(1, 1_000_000))

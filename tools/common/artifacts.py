@@ -48,6 +48,10 @@ def check_ref(ref: str) -> str:
     parts = [x for x in p.parts if x not in ("", ".")]
     if not parts or ".." in parts:
         raise BadArtifactRefError(ref, "must stay inside the store")
+    if any(len(x.encode("utf-8", "surrogatepass")) > 255 for x in parts):
+        raise BadArtifactRefError(ref[:300], "a part is longer than 255 bytes (no file system holds that name)")
+    if len(ref.encode("utf-8", "surrogatepass")) > 1024:
+        raise BadArtifactRefError(ref[:300], "longer than 1024 bytes")
     return "/".join(parts)
 
 

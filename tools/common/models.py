@@ -1,4 +1,5 @@
-"""Provenance carried by every result: which code, configuration, ontology and models made it (pure data)."""
+"""Provenance carried by every result (which code, configuration, ontology and models made it), and the entries of
+an agent's conversation (pure data)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ import hashlib
 import json
 from functools import cache
 from importlib import metadata
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Provenance", "config_hash", "drivemt_version"]
+__all__ = ["ConversationEntry", "ConversationRole", "Provenance", "config_hash", "drivemt_version"]
 
 
 @cache
@@ -38,3 +39,19 @@ class Provenance(BaseModel):
     ontology_hash: str = Field(description="Hash of the merged ontology the result's terms come from.")
     models: list[str] = Field(default_factory=list, description="Parsers, validator and embedder used.")
     seed: int | None = Field(default=None, description="Random seed, where any randomness was involved.")
+
+
+ConversationRole = Literal["prompt", "answer", "tool_call", "tool_result", "decision"]
+"""What a conversation entry is: a prompt to a model, its answer, a tool it called and what came back, or a
+decision (an offline path's reasoning, a verdict)."""
+
+
+class ConversationEntry(BaseModel):
+    """One step of an agent's reasoning about one input, as an excerpt (never the whole prompt or answer)."""
+
+    role: ConversationRole
+    reasoner: str = Field(
+        max_length=120,
+        description="Who said it: a model's label ('openai:gpt-4o') or an offline path ('offline:ontology-grounded').",
+    )
+    text: str = Field(description="An excerpt of what was said or decided.")

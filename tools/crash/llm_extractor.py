@@ -28,6 +28,7 @@ from typing import Any, Literal, TypeVar
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tools.common.conversation import record, record_autogen
 from tools.crash.files import MAX_SUMMARY_BYTES, CrashReport, NotACrashReportError
 from tools.crash.models import Action, BodyType, Compass, Direction, RoadType, Scenario, ScenarioError, Time, Weather
 from tools.crash.prompts import (
@@ -472,6 +473,7 @@ class LLMCrashExtractor:
                 result, problems = check(answer)
             if not problems:
                 return result, [], earlier
+            record("decision", self.label, f"{agent.name}: asking again: {'; '.join(problems)}")
             if result is not None:
                 best = (result, problems)
             log.info("answer has problems", model=self.label, step=agent.name, attempt=attempt + 1, problems=problems)
@@ -485,9 +487,12 @@ class LLMCrashExtractor:
         try:
             result = await agent.run(task=task)
         except ValidationError as exc:  # structured output that does not fit: the agent keeps the answer in context
-            return None, _answer_problems(exc)
+            problems = _answer_problems(exc)
+            record("decision", self.label, f"{agent.name}: the answer did not fit: {'; '.join(problems)}")
+            return None, problems
         except Exception as exc:  # the provider failed (network, quota, refused request)
             raise LLMResponseError(self.label, f"the model call failed: {type(exc).__name__}: {exc}") from exc
+        record_autogen(self.label, result.messages)
         final = result.messages[-1] if result.messages else None
         if isinstance(final, StructuredMessage) and isinstance(final.content, answer_type):
             return final.content, []

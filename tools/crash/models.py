@@ -438,13 +438,13 @@ class CaseVerdict(_RunModel):
     """All runs of one crash case, judged."""
 
     case_id: str
-    runs: int
+    runs: int = Field(ge=0, description="Runs judged.")
     reproduced: bool
     reproduced_by: list[str] = Field(
         default_factory=list, description="Run ids whose first collision was the reported one."
     )
     reproduced_per_ego: dict[str, bool] = Field(default_factory=dict, description="'<ego>/<policy>' -> reproduced.")
-    violations: int = Field(description="Runs in which the ego collided.")
+    violations: int = Field(ge=0, description="Runs in which the ego collided.")
     first_violation_runs: list[int] = Field(
         default_factory=list, description="1-based run numbers of the 1st, 2nd and 3rd violations (SAFE Table 6)."
     )

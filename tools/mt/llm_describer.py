@@ -17,6 +17,7 @@ import numpy as np
 import structlog
 from pydantic import BaseModel, Field, ValidationError
 
+from tools.common.conversation import record, record_autogen
 from tools.errors import LLMResponseError
 from tools.mt.models import CaseDescription, DrivingCase, TimeOfDay, Weather
 from tools.mt.roads import CANONICAL_ROAD_TYPES
@@ -113,6 +114,7 @@ class LLMDescriber:
             except Exception as exc:
                 raise LLMResponseError(self.label, f"the model call failed: {type(exc).__name__}: {exc}") from exc
             else:
+                record_autogen(self.label, result.messages)
                 final = result.messages[-1] if result.messages else None
                 answer: DescriptionAnswer | None = None
                 if isinstance(final, StructuredMessage) and isinstance(final.content, DescriptionAnswer):
@@ -134,6 +136,7 @@ class LLMDescriber:
                         evidence={"reasoning": answer.reasoning[:500]},
                     )
             log.info("describer answer unusable", model=self.label, attempt=attempt + 1, problems=problems)
+            record("decision", self.label, f"the answer did not fit: {'; '.join(problems)}")
             task = "Your answer did not fit: " + "; ".join(problems) + ". Answer again with the JSON only."
         raise LLMResponseError(self.label, "; ".join(problems) or "no usable answer")
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from tools.common.conversation import record_autogen
 from tools.common.registry import registry
 from tools.common.text import normalise_phrase
 from tools.errors import LLMResponseError
@@ -109,6 +110,7 @@ class LLMRuleParser:
             result = await agent.run(task=m_agent_task(rule.text, vocab))
         except Exception as exc:  # the model's answer failed to validate, or the provider failed
             raise LLMResponseError(self.label, f"{type(exc).__name__}: {exc}") from exc
+        record_autogen(self.label, result.messages, focus=rule.text)
         final = result.messages[-1] if result.messages else None
         if not isinstance(final, StructuredMessage):
             raise LLMResponseError(self.label, f"expected a structured MR, got {type(final).__name__}")

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tools.common.conversation import record_autogen
 from tools.errors import LLMResponseError
 from tools.rules.models import CheckResult, MRCandidate, TrafficRule, Verdict
 from tools.rules.prompts import VALIDATOR_SYSTEM, validator_task
@@ -67,6 +68,7 @@ class LLMSelfCheckValidator:
             result = await agent.run(task=validator_task(rule.text, cand.gherkin))
         except Exception as exc:
             raise LLMResponseError(self.label, f"{type(exc).__name__}: {exc}") from exc
+        record_autogen(self.name, result.messages)
         final = result.messages[-1] if result.messages else None
         if not isinstance(final, StructuredMessage):
             raise LLMResponseError(self.label, "expected yes/no answers")

@@ -64,10 +64,14 @@ def load_dataset(
         split: Keep only the images of this split (train, val, test ...).
 
     Raises:
-        DatasetFormatError: Unknown or undetectable format, or a malformed annotation file.
+        DatasetFormatError: Unknown or undetectable format, a malformed annotation file, or a path that cannot be
+            read (too long a name, no permission, a file gone while the folder was read).
         EmptyDatasetError: No labelled images (in the split, when one is named).
     """
-    ds = _read(path, format, check_images=check_images)
+    try:
+        ds = _read(path, format, check_images=check_images)
+    except OSError as exc:  # a name too long, a file that vanished while the folder was read, no permission
+        raise DatasetFormatError(str(path)[:300], f"cannot be read: {exc}"[:500]) from exc
     if split is None:
         return ds
     images = [i for i in ds.images if i.split == split]
