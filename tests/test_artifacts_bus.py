@@ -3,6 +3,7 @@ crash batch and a traffic-light batch, and the client fetches complete reports."
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
 from collections.abc import AsyncIterator
@@ -121,6 +122,10 @@ async def test_two_workers_without_a_shared_folder_complete_crash_and_tl_batches
             (tl.correlation_id, RunLayout.tl_report(tl.correlation_id)),
             (crash.correlation_id, RunLayout.crash_report(crash.correlation_id)),
         ):
+            for _ in range(300):  # the Judge draws a batch's report just after its last verdict
+                if client.exists(report_ref):
+                    break
+                await asyncio.sleep(0.1)
             folder = client.pull(batch)
             html = (folder.parent / report_ref).read_text()
             links = _links(html)

@@ -63,7 +63,8 @@ async def test_tui_shows_agents_and_submits_typed_rules(daemon: Daemon, nats_url
         # Bytes that are no event show up as invalid here, and the M-Agent answers with an error event.
         await daemon.bus.publish_raw(daemon.bus.subjects.rules_submitted, b"{not json")
         await until(pilot, lambda: "invalid" in log_text(app) and app.counts.get("error", 0) >= 1)
-        assert "error m-agent EventValidationError: invalid event" in log_text(app)
+        # Events are drawn at the next refresh (a tenth of a second), so wait for the line, not just the count.
+        await until(pilot, lambda: "error m-agent EventValidationError: invalid event" in log_text(app))
         await until(pilot, lambda: "deadletter m-agent" in log_text(app))
 
 
