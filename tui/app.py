@@ -38,6 +38,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.suggester import Suggester
 from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static, TabbedContent, TabPane
 
@@ -315,6 +316,12 @@ class DrivemtApp(App[None]):
 
     def _draw_pending(self) -> None:
         """Draw what came in since the last refresh (one batch, however many events)."""
+        try:
+            self._draw()
+        except NoMatches:  # the app is closing: its widgets are gone before its timers stop
+            return
+
+    def _draw(self) -> None:
         pending, self._pending = self._pending, []
         lines = [e for e in pending if self._matches(e)]
         if len(lines) > self.MAX_LINES_PER_DRAW:  # a burst: show its latest lines (all stay in the state)
