@@ -26,7 +26,7 @@ import shlex
 import shutil
 import subprocess
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -124,6 +124,7 @@ class DrivemtApp(App[None]):
         catch_up: Events to read back from each stream at start (0: start empty).
         refresh_s: Seconds between screen updates (events in between are drawn together).
         show_url: Show the server's URL in the title bar (snapshot tests turn it off: the port changes).
+        clock: The time of the console's own lines (snapshot tests freeze it); events show their own time.
         case_store: The daemon's artefact store, where ``/cases`` puts the frames of driving cases (the command
             is refused without one).
         artifacts_root: The local folder that evidence refs point into (the runs folder), to draw pictures.
@@ -169,8 +170,10 @@ class DrivemtApp(App[None]):
         show_url: bool = True,
         case_store: Any = None,
         artifacts_root: Path | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__()
+        self.clock = clock or (lambda: datetime.now(UTC))
         self.artifacts_root = artifacts_root
         self.show_url = show_url
         self.case_store = case_store
@@ -243,7 +246,9 @@ class DrivemtApp(App[None]):
             "#batches": ("batch", "kind", "stage", "progress", "errors", "totals"),
         }
         for selector, names in columns.items():
-            self.query_one(selector, DataTable).add_columns(*names)
+            table = self.query_one(selector, DataTable)
+            for name in names:
+                table.add_column(name, key=name)
         if self.bus.connected_url is None:
             await self.bus.connect()
             self._owns_bus = True
@@ -360,7 +365,7 @@ class DrivemtApp(App[None]):
 
     def _write_line(self, kind: str, who: str, summary: str, style: str, tag: str) -> None:
         line = Text()
-        line.append(datetime.now(UTC).astimezone().strftime("%H:%M:%S "), style="dim")
+        line.append(self.clock().astimezone().strftime("%H:%M:%S "), style="dim")
         line.append(f"{kind:<16} ", style=style or "bold")
         line.append(f"{who:<12} ", style="magenta")
         line.append(summary)
@@ -490,7 +495,8 @@ class DrivemtApp(App[None]):
     def _draw_agents(self) -> None:
         table = self.query_one("#agents", DataTable)
         changed, self.state.changed_agents = self.state.changed_agents, set()
-        for key in changed:
+        added = False
+        for key in sorted(changed):
             a = self.state.agents[key]
             status = Text(a.status, style="green" if a.status == "ready" else "yellow")
             values = [status, a.handled, a.failed, a.in_flight, f"{a.per_minute():.0f}",
@@ -500,6 +506,9 @@ class DrivemtApp(App[None]):
                     table.update_cell(key, column.key, value)
             else:
                 table.add_row(key, *values, key=key)
+                added = True
+        if added:  # instances in name order, whatever order their heartbeats came in
+            table.sort("agent")
 
     @work(exclusive=True, group="ops")
     async def _poll_ops(self) -> None:
