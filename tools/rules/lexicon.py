@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -159,6 +159,7 @@ class Lexicon:
     signal_context: list[str]
     non_signal_nouns: list[str]
     behavior_cues: dict[str, list[tuple[str, float]]]
+    specialised_generics: dict[str, list[str]] = field(default_factory=dict)
     source: str = "packaged lexicon.yaml"
 
     @staticmethod
@@ -213,6 +214,7 @@ def _parse_lexicon(data: Any, source: str) -> Lexicon:
         signal_context=_as_str_list(data, "signal_context", source),
         non_signal_nouns=_as_str_list(data, "non_signal_nouns", source),
         behavior_cues=cues,
+        specialised_generics=_as_map_of_lists(data, "specialised_generics", source),
         source=source,
     )
 

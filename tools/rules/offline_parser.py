@@ -118,6 +118,15 @@ class _RegionModel:
             if vocabulary.lookup("manipulation", target) is not None
             for p in phrases
         )
+        # A generic road user ("vehicle") in a rule whose wording implies a specific one (right-of-way: the
+        # oncoming vehicle) is that specific one.
+        self.specialised: dict[str, str] = {}
+        for target, generics in lexicon.specialised_generics.items():
+            t = vocabulary.lookup("manipulation", target)
+            for generic in generics:
+                g = vocabulary.lookup("manipulation", generic)
+                if t is not None and g is not None:
+                    self.specialised[g.normalised] = t.normalised
         self.implied_roads: dict[str, str] = {}
         for manip, road in lexicon.implied_road_types.items():
             m = vocabulary.lookup("manipulation", manip)
@@ -281,6 +290,14 @@ class OntologyGroundedParser:
         for key, m in best.items():
             m.score += 0.3 * (counts[key] - 1)
         ranked = sorted(best.values(), key=lambda m: -m.score)
+        if ranked and ranked[0].term.normalised in model.specialised:
+            target = model.specialised[ranked[0].term.normalised]
+            for match in model.implied_matcher.find(analysis.tokens):
+                if match.pattern.target == target:
+                    top = ranked[0]
+                    term = model.term("manipulation", target)
+                    ranked[0] = Mention(term, top.start, top.end, top.gap, "specialised", top.surface, top.score)
+                    break
         if ranked:
             return ranked
         words = [t.word for t in analysis.tokens]

@@ -183,6 +183,11 @@ class OfflineValidator:
             {mt.pattern.target for mt in model.implied_matcher.find(analysis.tokens)} if not lexical else set()
         )
         semantic = {normalise_phrase(label): sim for label, sim in analysis.semantic}
+        specialised = any(model.specialised.get(generic) == manip for generic in lexical) and any(
+            mt.pattern.target == manip for mt in model.implied_matcher.find(analysis.tokens)
+        )
+        if specialised:
+            lexical = lexical | {manip}  # counts as named: the rule names the road user, its wording says which
         if manip in lexical:
             m_ok, m_detail = True, "the rule mentions it"
         elif manip in implied_manips:
