@@ -160,6 +160,7 @@ class Lexicon:
     non_signal_nouns: list[str]
     behavior_cues: dict[str, list[tuple[str, float]]]
     specialised_generics: dict[str, list[str]] = field(default_factory=dict)
+    exclusion_words: list[str] = field(default_factory=list)
     source: str = "packaged lexicon.yaml"
 
     @staticmethod
@@ -215,6 +216,7 @@ def _parse_lexicon(data: Any, source: str) -> Lexicon:
         non_signal_nouns=_as_str_list(data, "non_signal_nouns", source),
         behavior_cues=cues,
         specialised_generics=_as_map_of_lists(data, "specialised_generics", source),
+        exclusion_words=_as_str_list(data, "exclusion_words", source),
         source=source,
     )
 

@@ -135,6 +135,7 @@ class _RegionModel:
                 self.implied_roads[m.normalised] = r.normalised
         self.trigger_words = {tokens(w)[0] for w in lexicon.trigger_words if tokens(w)}
         self.secondary = [tokens(w) for w in lexicon.secondary_words if tokens(w)]
+        self.exclusions = [tokens(w) for w in lexicon.exclusion_words if tokens(w)]
         self.colour_words = {w: colour for colour, words in lexicon.signal_colours.items() for w in words}
         self.signal_context = [tokens(w) for w in lexicon.signal_context]
         self.non_signal = {fold for n in lexicon.non_signal_nouns for fold in tokens(n)}
@@ -211,6 +212,9 @@ class OntologyGroundedParser:
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks)]
         manip = _drop_nested(manip, roads)
         roads = _drop_nested(roads, manip)
+        # "a vehicle's emergency flashers": the owner only qualifies what follows it.
+        starts = {m.start for m in manip}
+        manip = [m for m in manip if not (toks[m.end - 1].raw.lower().endswith("'s") and m.end in starts)]
         for mention in manip:
             mention.score = self._score(model, mention, toks)
         for mention in roads:
@@ -259,6 +263,8 @@ class OntologyGroundedParser:
             score += 1.0
         if any(_find(before, sec) >= 0 for sec in model.secondary):
             score -= 1.5
+        if any(_find(words[max(lo, m.start - 6) : m.end], ex) >= 0 for ex in model.exclusions):
+            score -= 3.0  # "other than a vehicle or bicycle": named only to be ruled out
         if sentence == 0 and toks[m.start].clause == toks[0].clause:
             score += 0.5
         return score
