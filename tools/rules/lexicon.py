@@ -161,6 +161,7 @@ class Lexicon:
     behavior_cues: dict[str, list[tuple[str, float]]]
     specialised_generics: dict[str, list[str]] = field(default_factory=dict)
     exclusion_words: list[str] = field(default_factory=list)
+    provenance: dict[str, list[str]] = field(default_factory=dict)
     source: str = "packaged lexicon.yaml"
 
     @staticmethod
@@ -217,6 +218,7 @@ def _parse_lexicon(data: Any, source: str) -> Lexicon:
         behavior_cues=cues,
         specialised_generics=_as_map_of_lists(data, "specialised_generics", source),
         exclusion_words=_as_str_list(data, "exclusion_words", source),
+        provenance=_as_map_of_lists(data, "provenance", source),
         source=source,
     )
 
