@@ -151,7 +151,7 @@ def main() -> None:
     occurs = {p: {i for i, t in enumerate(texts) if w and contains_tokens(t, w) >= 0} for p, w in phrases.items()}
     loo: list[MRFields | None] = []
     removed_total = 0
-    for i, rule in enumerate(rules):
+    for rule in rules:
         own = {j for j, r in enumerate(rules) if r.id in repeats_of(rule.id)}
         only_here = {p for p, where in occurs.items() if where and where <= own}
         only_here |= {p for p, ids in lexicon.provenance.items() if ids and set(ids) <= repeats_of(rule.id)}
