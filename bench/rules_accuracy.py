@@ -23,13 +23,11 @@ reasoner's and not the daemon's.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,13 +35,12 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from tools.common.similarity import Embedder  # noqa: E402
-from tools.common.text import contains_tokens, tokens  # noqa: E402
-from tools.rules.lexicon import Lexicon, load_lexicon  # noqa: E402
+from tools.rules.evaluation import OfflineReasoner, leave_one_out  # noqa: E402
+from tools.rules.lexicon import load_lexicon  # noqa: E402
 from tools.rules.models import MRFields, TrafficRule  # noqa: E402
-from tools.rules.offline_parser import OntologyGroundedParser  # noqa: E402
-from tools.rules.ontology import Ontology, load_ontology  # noqa: E402
+from tools.rules.ontology import load_ontology  # noqa: E402
+from tools.rules.retrieval import ReferenceRetriever  # noqa: E402
 from tools.rules.scoring import ScoreReport, baseline_prediction, score_rules  # noqa: E402
-from tools.rules.validation import OfflineValidator, choose_best  # noqa: E402
 
 DEFAULT_FILE = ROOT.parent / "shared" / "data" / "rules" / "germany.jsonl"
 
@@ -60,67 +57,15 @@ def load(path: Path) -> tuple[list[TrafficRule], list[list[MRFields]]]:
     return rules, refs
 
 
-class Reasoner:
-    """The offline parser and validator over one lexicon."""
-
-    def __init__(self, ontology: Ontology, lexicon: Lexicon, embedder: Embedder | None) -> None:
-        self.parser = OntologyGroundedParser(ontology=ontology, lexicon=lexicon, embedder=embedder)
-        self.validator = OfflineValidator(ontology=ontology, parser=self.parser)
-
-    def predict(self, rule: TrafficRule) -> MRFields | None:
-        verdict = choose_best(self.validator.validate_sync(rule, self.parser.parse(rule)))
-        return verdict.candidate.mr if verdict else None
-
-
-def _filter_phrases(lexicon: Lexicon, keep: Callable[[str], bool]) -> Lexicon:
-    """A copy of the lexicon without the phrases ``keep`` rejects (targets themselves stay)."""
-
-    def lists(d: dict[str, list[str]]) -> dict[str, list[str]]:
-        return {k: [p for p in v if keep(p)] for k, v in d.items()}
-
-    return dataclasses.replace(
-        lexicon,
-        manipulation_aliases=lists(lexicon.manipulation_aliases),
-        road_type_aliases=lists(lexicon.road_type_aliases),
-        implied_manipulations=lists(lexicon.implied_manipulations),
-        behavior_cues={b: [(p, w) for p, w in cues if keep(p)] for b, cues in lexicon.behavior_cues.items()},
-        ego_phrases=[p for p in lexicon.ego_phrases if keep(p)],
-        exclusion_words=[p for p in lexicon.exclusion_words if keep(p)],
-        specialised_generics={
-            k: v for k, v in lexicon.specialised_generics.items() if keep(f"specialised_generics:{k}")
-        },
-    )
-
-
-def all_phrases(lexicon: Lexicon) -> set[str]:
-    out: set[str] = set()
-    for d in (lexicon.manipulation_aliases, lexicon.road_type_aliases, lexicon.implied_manipulations):
-        for v in d.values():
-            out.update(v)
-    for cues in lexicon.behavior_cues.values():
-        out.update(p for p, _ in cues)
-    out.update(lexicon.ego_phrases)
-    out.update(lexicon.exclusion_words)
-    return out
-
-
-REPEATS = {"ca-06": "ca-35", "ca-10": "ca-45", "ca-13": "ca-46", "ca-16": "ca-50"}  # shared/data README
 DEFAULT_FILES = [DEFAULT_FILE, DEFAULT_FILE.with_name("california-dev.jsonl")]
-
-
-def repeats_of(rule_id: str) -> set[str]:
-    """The rule and the rules that repeat it in the source (kept on one side of every split)."""
-    out = {rule_id}
-    for a, b in REPEATS.items():
-        if rule_id in (a, b):
-            out |= {a, b}
-    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
     ap.add_argument("--no-embedder", action="store_true", help="skip the MiniLM nearest-label fallback")
+    ap.add_argument("--no-retrieval", action="store_true", help="confidence without the reference MRs' vote")
+    ap.add_argument("--min-confidence", type=float, default=None, help="the Validator's (default: the config's)")
     args = ap.parse_args()
 
     ontology = load_ontology()
@@ -136,28 +81,27 @@ def main() -> None:
         r, rf = load(path)
         rules += r
         refs += rf
-    texts = [tokens(r.text) for r in rules]
 
-    reasoner = Reasoner(ontology, lexicon, embedder)
+    from runners.config import ValidationSettings
+
+    min_conf = ValidationSettings().min_confidence if args.min_confidence is None else args.min_confidence
+    retriever = (
+        ReferenceRetriever(ontology=ontology, embedder=embedder)
+        if embedder is not None and not args.no_retrieval
+        else None
+    )
+    reasoner = OfflineReasoner(ontology, lexicon, embedder, retriever, min_confidence=min_conf)
     reasoner.predict(rules[0])  # warm the label index
     t0 = time.perf_counter()
     shipped = [reasoner.predict(r) for r in rules]
     t_shipped = time.perf_counter() - t0
 
-    # Leave-one-out drops, for the rule under test, (a) every phrase written from it alone (the lexicon's
-    # provenance: dev rule ids) and (b) every phrase that occurs in no other development rule of any region,
-    # whatever its recorded source: (b) is stricter than provenance alone, so the row is a conservative estimate.
-    phrases = {p: tokens(p) for p in all_phrases(lexicon)}
-    occurs = {p: {i for i, t in enumerate(texts) if w and contains_tokens(t, w) >= 0} for p, w in phrases.items()}
-    loo: list[MRFields | None] = []
-    removed_total = 0
-    for rule in rules:
-        own = {j for j, r in enumerate(rules) if r.id in repeats_of(rule.id)}
-        only_here = {p for p, where in occurs.items() if where and where <= own}
-        only_here |= {p for p, ids in lexicon.provenance.items() if ids and set(ids) <= repeats_of(rule.id)}
-        removed_total += len(only_here)
-        reduced = _filter_phrases(lexicon, lambda p, drop=only_here: p not in drop)
-        loo.append(Reasoner(ontology, reduced, embedder).predict(rule))
+    # Leave-one-out (tools/rules/evaluation.py): for the rule under test, every lexicon entry written from it alone
+    # (provenance) and every phrase occurring in no other development rule is dropped, and retrieval may not see it
+    # or its repeats. Dropping by occurrence is stricter than provenance alone: the row is a conservative estimate.
+    loo, removed_total = leave_one_out(
+        rules, ontology=ontology, lexicon=lexicon, embedder=embedder, retriever=retriever, min_confidence=min_conf
+    )
 
     fields = ("road_type", "manipulation", "expected_behavior", "triple")
     regions = sorted({r.region for r in rules})
@@ -174,7 +118,9 @@ def main() -> None:
             "leave-one-out": report(loo),
             "constant baseline": report([baseline_prediction()] * len(rules)),
         }
-        print(f"\n{region}: {len(idx)} rules")
+        none = {"in-sample": sum(shipped[i] is None for i in idx), "leave-one-out": sum(loo[i] is None for i in idx)}
+        print(f"\n{region}: {len(idx)} rules (no MR accepted: {none['in-sample']} in-sample, "
+              f"{none['leave-one-out']} leave-one-out; minimum confidence {min_conf})")  # fmt: skip
         print(f"{'':30}" + "".join(f"{f:>19}" for f in fields))
         for name, rep in rows.items():
             print(f"{name:30}" + "".join(f"{rep.fraction(f):>19.1%}" for f in fields))

@@ -95,6 +95,14 @@ class ValidationSettings(BaseModel):
     min_score: float = Field(
         default=0.6, ge=0.0, le=1.0, description="Least score (1 - hallucination) to accept an MR."
     )
+    min_confidence: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Least confidence to accept an MR of the offline reasoner: the mean of the parser's confidence, "
+        "the support of the most similar development rules' reference MRs (retrieval) and the checks' score. "
+        "Stricter leaves fewer MRs for test generation.",
+    )
 
 
 class EmbedderSettings(BaseModel):

@@ -217,5 +217,8 @@ def _short(mr: MRFields) -> str:
 
 def _scored(verdicts: Sequence[Verdict]) -> list[ScoredCandidate]:
     return [
-        ScoredCandidate(candidate=v.candidate, score=v.score, accepted=v.accepted, reasons=v.reasons) for v in verdicts
+        ScoredCandidate(
+            candidate=v.candidate, score=v.score, accepted=v.accepted, reasons=v.reasons, confidence=v.confidence
+        )
+        for v in verdicts
     ]

@@ -54,6 +54,9 @@ class ScoredCandidate(BaseModel):
     score: float
     accepted: bool
     reasons: list[str] = Field(default_factory=list)
+    confidence: float | None = Field(
+        default=None, description="Agreement of lexicon, retrieval and checks (offline validator); None otherwise."
+    )
 
 
 class MRAcceptedPayload(BaseModel):

@@ -40,6 +40,7 @@ from tools.rules.llm_parser import LLMRuleParser
 from tools.rules.llm_validator import LLMSelfCheckValidator
 from tools.rules.offline_parser import OntologyGroundedParser
 from tools.rules.ontology import Ontology, load_ontology
+from tools.rules.retrieval import ReferenceRetriever
 from tools.rules.tools import RuleToolContext
 from tools.rules.validation import MRValidator, OfflineValidator
 
@@ -80,7 +81,11 @@ class Composition:
             semantic_threshold=config.embedder.semantic_threshold,
         )
         self.offline_validator = OfflineValidator(
-            ontology=self.ontology, parser=self.offline_parser, min_score=config.validation.min_score
+            ontology=self.ontology,
+            parser=self.offline_parser,
+            min_score=config.validation.min_score,
+            retriever=ReferenceRetriever(ontology=self.ontology, embedder=self.embedder),
+            min_confidence=config.validation.min_confidence,
         )
         self.tool_context = RuleToolContext(self.ontology, self.offline_parser, self.offline_validator)
         clients = dict(model_clients or {})

@@ -184,6 +184,14 @@ class Verdict(BaseModel):
     checks: list[CheckResult] = Field(default_factory=list)
     validator: str
     accepted: bool
+    confidence: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Agreement of the lexicon (the parser's confidence), retrieval (the reference MRs of the most "
+        "similar development rules) and the validator's checks (1 - hallucination): their mean.",
+    )
+    confidence_parts: dict[str, float] = Field(default_factory=dict)
 
     @property
     def score(self) -> float:

@@ -9,13 +9,14 @@ so higher is better.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 from tools.common.text import normalise_phrase
 from tools.rules.models import CheckResult, MRCandidate, Question, TrafficRule, Verdict
 from tools.rules.offline_parser import OntologyGroundedParser, RuleAnalysis
 from tools.rules.ontology import BEHAVIORS, Ontology
+from tools.rules.retrieval import ReferenceRetriever
 
 __all__ = [
     "ONTOLOGY_CHECKS",
@@ -63,11 +64,16 @@ def hallucination_of(checks: Sequence[CheckResult]) -> float:
 
 
 def choose_best(verdicts: Sequence[Verdict]) -> Verdict | None:
-    """The accepted verdict with the lowest hallucination (ties: parser confidence, then order)."""
+    """The accepted verdict with the lowest hallucination (ties: confidence, then order)."""
     accepted = [v for v in verdicts if v.accepted]
     if not accepted:
         return None
-    return min(enumerate(accepted), key=lambda iv: (iv[1].hallucination, -iv[1].candidate.confidence, iv[0]))[1]
+
+    def key(iv: tuple[int, Verdict]) -> tuple[float, float, int]:
+        i, v = iv
+        return (v.hallucination, -(v.confidence if v.confidence is not None else v.candidate.confidence), i)
+
+    return min(enumerate(accepted), key=key)[1]
 
 
 class OfflineValidator:
@@ -81,6 +87,11 @@ class OfflineValidator:
         min_score: Least score (``1 - hallucination``) for acceptance.
         strong_similarity: Similarity above which a manipulation found only by MiniLM counts as named
             by the rule; below it the candidate may pass, with a lower score.
+        retriever: The development rules' reference MRs (retrieval), a source of each MR's confidence.
+        min_confidence: Least confidence (mean of the parser's confidence, retrieval support and the checks'
+            score) for acceptance; 0 turns the rejection off.
+        exclude: Rule ids that may not vote in retrieval for a rule (leave-one-out evaluation: the rule itself
+            and its repeats); nothing is excluded in production.
     """
 
     def __init__(
@@ -90,11 +101,17 @@ class OfflineValidator:
         parser: OntologyGroundedParser,
         min_score: float = 0.6,
         strong_similarity: float = 0.6,
+        retriever: ReferenceRetriever | None = None,
+        min_confidence: float = 0.0,
+        exclude: Callable[[TrafficRule], Collection[str]] | None = None,
     ) -> None:
         self.ontology = ontology
         self.parser = parser
         self.min_score = min_score
         self.strong_similarity = strong_similarity
+        self.retriever = retriever
+        self.min_confidence = min_confidence
+        self.exclude = exclude
 
     @property
     def name(self) -> str:
@@ -113,18 +130,39 @@ class OfflineValidator:
             analysis = self.parser.analyse(rule)
             if candidates and not analysis.manipulations and self.parser.embedder is not None:
                 self.parser._semantic_fallback([analysis])
+        neighbours = (
+            self.retriever.neighbours(rule, exclude=self.exclude(rule) if self.exclude else ())
+            if self.retriever is not None and candidates
+            else []
+        )
         verdicts = []
         for cand in candidates:
             checks = self.checks(analysis, cand)
             h = hallucination_of(checks)
             hard_fail = any(c.hard and not c.passed for c in checks)
+            parts = {"lexicon": cand.confidence, "checks": round(1.0 - h, 4)}
+            support = self.retriever.support_from(neighbours, rule.region, cand.mr) if self.retriever else None
+            if support is not None:
+                parts["retrieval"] = support
+            confidence = round(sum(parts.values()) / len(parts), 4)
+            if confidence < self.min_confidence:  # listed among the reasons; the score stays the checks' own
+                detail = ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
+                checks = [
+                    *checks,
+                    CheckResult(
+                        question="rule_supported", check="confidence", passed=False,
+                        detail=f"confidence {confidence:.2f} below {self.min_confidence:.2f} ({detail})",
+                    ),
+                ]  # fmt: skip
             verdicts.append(
                 Verdict(
                     candidate=cand,
                     hallucination=h,
                     checks=checks,
                     validator=self.name,
-                    accepted=(not hard_fail) and (1.0 - h) >= self.min_score,
+                    accepted=(not hard_fail) and (1.0 - h) >= self.min_score and confidence >= self.min_confidence,
+                    confidence=confidence,
+                    confidence_parts=parts,
                 )
             )
         return verdicts

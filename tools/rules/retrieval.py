@@ -1,0 +1,131 @@
+"""Retrieval for the offline rule reasoner: the reference MRs of the most similar development rules.
+
+The packaged ``tools/data/reference_mrs.jsonl`` holds the development rules (German and California) with the
+MRs AutoMT's M-Agent produced for them (see ``REFERENCE-MRS-NOTICE.txt``). For a new rule, the ``k`` nearest
+of them by MiniLM cosine vote, weighted by similarity, on each field of an MR; :meth:`ReferenceRetriever.support`
+says how far a candidate MR agrees with that vote. It is one source of an MR's confidence, beside the lexicon
+and the validator's checks; it never writes an MR on its own.
+
+Leave-one-out: ``exclude`` takes rule ids (the rule under test and its repeats) that must not vote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+
+import numpy as np
+
+from tools.common.similarity import Embedder
+from tools.rules.models import MRFields, TrafficRule
+from tools.rules.ontology import Ontology
+
+__all__ = ["Neighbour", "ReferenceRecord", "ReferenceRetriever", "load_reference_records"]
+
+FIELDS = ("road_type", "manipulation", "expected_behavior")
+
+
+@dataclass(frozen=True)
+class ReferenceRecord:
+    """A development rule with its reference MRs."""
+
+    id: str
+    region: str
+    text: str
+    mrs: tuple[MRFields, ...]
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A development rule near the query, with its cosine similarity."""
+
+    record: ReferenceRecord
+    similarity: float
+
+
+def load_reference_records() -> list[ReferenceRecord]:
+    """The packaged development rules with their reference MRs."""
+    text = resources.files("tools.data").joinpath("reference_mrs.jsonl").read_text(encoding="utf-8")
+    out = []
+    for line in text.splitlines():
+        if line.strip():
+            row = json.loads(line)
+            mrs = tuple(MRFields(**m) for m in row["reference_parsed"])
+            out.append(ReferenceRecord(id=row["id"], region=row["region"], text=row["text"], mrs=mrs))
+    return out
+
+
+class ReferenceRetriever:
+    """Nearest development rules of a rule, and how far an MR agrees with their reference MRs.
+
+    Args:
+        ontology: For canonical terms (the scorer's rule: the longest ontology term in a phrase).
+        embedder: MiniLM (or any :class:`Embedder`).
+        records: Development rules (the packaged ones by default).
+        k: Neighbours that vote.
+        min_similarity: Neighbours less similar than this do not vote.
+    """
+
+    def __init__(
+        self,
+        *,
+        ontology: Ontology,
+        embedder: Embedder,
+        records: Sequence[ReferenceRecord] | None = None,
+        k: int = 5,
+        min_similarity: float = 0.3,
+    ) -> None:
+        self.ontology = ontology
+        self.embedder = embedder
+        self.records = list(records) if records is not None else load_reference_records()
+        self.k = k
+        self.min_similarity = min_similarity
+
+    @cached_property
+    def _matrix(self) -> np.ndarray:
+        vectors = np.asarray(self.embedder.encode([r.text for r in self.records]), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-9)
+
+    def neighbours(self, rule: TrafficRule, *, exclude: Collection[str] = ()) -> list[Neighbour]:
+        """The ``k`` most similar development rules (above ``min_similarity``), most similar first."""
+        if not self.records:
+            return []
+        q = np.asarray(self.embedder.encode([rule.text]), dtype=np.float32)[0]
+        q = q / max(float(np.linalg.norm(q)), 1e-9)
+        sims = self._matrix @ q
+        out: list[Neighbour] = []
+        for i in np.argsort(-sims):
+            record = self.records[int(i)]
+            if record.id in exclude:
+                continue
+            if float(sims[i]) < self.min_similarity or len(out) >= self.k:
+                break
+            out.append(Neighbour(record, float(sims[i])))
+        return out
+
+    def support(self, rule: TrafficRule, mr: MRFields, *, exclude: Collection[str] = ()) -> float | None:
+        """Similarity-weighted share of the neighbours' reference MRs that agree with ``mr``, per field, averaged
+        over the three fields (0..1); ``None`` when no development rule is near enough to vote."""
+        return self.support_from(self.neighbours(rule, exclude=exclude), rule.region, mr)
+
+    def support_from(self, neighbours: Sequence[Neighbour], region: str, mr: MRFields) -> float | None:
+        """:meth:`support` with the neighbours already found (one embedding per rule, however many MRs)."""
+        if not neighbours:
+            return None
+        vocab = self.ontology.vocabulary(region)
+        want = {f: vocab.canonical(f, getattr(mr, f)) for f in FIELDS}  # type: ignore[arg-type]
+        agree = dict.fromkeys(FIELDS, 0.0)
+        total = 0.0
+        for n in neighbours:
+            nv = self.ontology.vocabulary(n.record.region)
+            for ref in n.record.mrs:
+                w = n.similarity / len(n.record.mrs)
+                total += w
+                for f in FIELDS:
+                    if nv.canonical(f, getattr(ref, f)) == want[f]:  # type: ignore[arg-type]
+                        agree[f] += w
+        return round(sum(agree.values()) / (len(FIELDS) * total), 4) if total else None
