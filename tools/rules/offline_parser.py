@@ -84,13 +84,33 @@ class _RegionModel:
                 words = tokens(alias)
                 if words and words not in manip_patterns:
                     manip_patterns[words] = Pattern(words, resolved.normalised, "alias")
+        # A region weather or lighting term whose words all lie in a core one ("Rain" in "rain environment") is
+        # that core term: AutoMT's MR prompt offers the core list, so its MRs use the core spelling. (Objects
+        # are left alone: "Vehicle" lies in "stopped vehicle" without meaning it.)
+        self.core_of: dict[str, str] = {}
+        core_manips = [t for t in vocabulary.manipulations if t.is_core]
         for term in vocabulary.manipulations:
-            manip_patterns.setdefault(term.tokens, Pattern(term.tokens, term.normalised, "term"))
+            if term.is_core or not term.tokens or term.category != "environment":
+                continue
+            wider = [c for c in core_manips if c.category == term.category and set(term.tokens) <= set(c.tokens)]
+            if wider:
+                self.core_of[term.normalised] = min(wider, key=lambda c: len(c.tokens)).normalised
+        for term in vocabulary.manipulations:
+            core = self.core_of.get(term.normalised)  # a mapped region term counts as an alias of the core one
+            pattern = Pattern(term.tokens, core, "alias") if core else Pattern(term.tokens, term.normalised, "term")
+            manip_patterns.setdefault(term.tokens, pattern)
         self.manipulation_matcher = PhraseMatcher(manip_patterns.values())
 
+        # Region road types map onto the core one the lexicon names for them (an ontology-level table).
+        for core, region_terms in lexicon.region_road_types.items():
+            resolved = vocabulary.lookup("road_type", core)
+            for name in region_terms:
+                region_term = vocabulary.lookup("road_type", name)
+                if resolved is not None and region_term is not None and not region_term.is_core:
+                    self.core_of[region_term.normalised] = resolved.normalised
         road_patterns: dict[tuple[str, ...], Pattern] = {}
         for term in vocabulary.road_types:
-            road_patterns[term.tokens] = Pattern(term.tokens, term.normalised, "term")
+            road_patterns[term.tokens] = Pattern(term.tokens, self.core_of.get(term.normalised, term.normalised), "term")
         for target, aliases in lexicon.road_type_aliases.items():
             resolved = vocabulary.lookup("road_type", target)
             if resolved is None:
@@ -363,7 +383,7 @@ class OntologyGroundedParser:
         model = self.region_model(analysis.rule.region)
         ranked = self._ranked_manipulations(model, analysis)
         semantic_terms = [
-            (model.vocabulary.lookup("manipulation", label), sim)
+            (model.vocabulary.lookup("manipulation", model.core_of.get(normalise_phrase(label), label)), sim)
             for label, sim in analysis.semantic
             if sim >= self.semantic_threshold
         ]
