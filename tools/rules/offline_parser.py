@@ -110,7 +110,9 @@ class _RegionModel:
                     self.core_of[region_term.normalised] = resolved.normalised
         road_patterns: dict[tuple[str, ...], Pattern] = {}
         for term in vocabulary.road_types:
-            road_patterns[term.tokens] = Pattern(term.tokens, self.core_of.get(term.normalised, term.normalised), "term")
+            road_patterns[term.tokens] = Pattern(
+                term.tokens, self.core_of.get(term.normalised, term.normalised), "term"
+            )
         for target, aliases in lexicon.road_type_aliases.items():
             resolved = vocabulary.lookup("road_type", target)
             if resolved is None:
