@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,30 @@ def test_unreadable_case_folder(tmp_path: Path) -> None:
         read_case(tmp_path / "c1")
     with pytest.raises(NotACrashReportError, match="no case folder"):
         find_cases(tmp_path / "c1" / "nothing")
+
+
+@pytest.mark.skipif(not SHARED_DEV.is_dir(), reason="../shared/data is not beside this checkout")
+def test_eval_crashes_prints_leave_one_out_and_constant_beside_dev() -> None:
+    """``drivemt eval crashes --json`` on the dev cases: the leave-one-out row (phrases only the case's own
+    summary holds removed) sits between the constant answer and the in-sample figure, and the constant answer
+    (most common gold of each part) is far below both."""
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "crashes", str(SHARED_DEV), "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output.strip().splitlines()[-1])
+    loo, constant = figures["leave-one-out"], figures["constant"]
+    for part in ("road_network", "actors", "env", "overall"):
+        assert constant[part] <= loo[part] <= figures[part], (part, figures)
+    assert loo["overall"] >= 0.6 and constant["overall"] <= 0.2, figures
+
+
+def test_weather_words_match_their_inflections(extractor: OfflineCrashExtractor) -> None:
+    """A weather word the lexicon lists in its base form matches its other forms ("rained", "sleeted")."""
+    base = "Vehicle one (V1), a 2004 Toyota Camry was traveling west on a two-lane, two-way road. "
+    end = " The front of V1 struck a tree."
+    assert extract(extractor, base + "It was daylight and it had rained." + end).env.weather == "Rainy"
+    assert extract(extractor, base + "It was daylight and it sleeted." + end).env.weather == "Snowy"
+    assert extract(extractor, base + "It was dark and the sky was overcast." + end).env.time == "Nighttime"

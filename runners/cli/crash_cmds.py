@@ -148,31 +148,57 @@ def eval_crashes(
     """
     import yaml
 
-    from tools.crash.scoring import CrashScoreReport, score_case
+    from tools.crash.extract import OFFLINE_CRASH_EXTRACTOR
+    from tools.crash.scoring import CrashScoreReport, constant_answer, score_case, score_safe
 
     report = CrashScoreReport()
     results, extractor = _extract_all(directory, config)
+    golds: dict[str, Any] = {}
     for case_id, scenario, _ in results:
         gold_path = (directory / case_id if directory.name != case_id else directory) / "gold.yaml"
         if not gold_path.is_file():
             err_console.print(f"[yellow]{case_id}[/]: no gold.yaml, not scored")
             continue
-        report.cases.append(
-            score_case(scenario, yaml.safe_load(gold_path.read_text(encoding="utf-8")), case_id=case_id)
+        golds[case_id] = yaml.safe_load(gold_path.read_text(encoding="utf-8"))
+        report.cases.append(score_case(scenario, golds[case_id], case_id=case_id))
+    rows = {"drivemt": report}
+    if extractor == OFFLINE_CRASH_EXTRACTOR and len(golds) > 1:
+        # The offline lexicon was written with development cases in view: leave-one-out extracts each case
+        # without the phrases only its own summary holds; the constant answer ignores the report.
+        from tools.crash.evaluation import leave_one_out
+
+        reports = [r for r in _reports(directory) if r.case_id in golds]
+        loo = CrashScoreReport(
+            cases=[score_case(s, golds[r.case_id], case_id=r.case_id) for r, s in zip(reports, leave_one_out(reports), strict=True)]
+        )  # fmt: skip
+        constant = constant_answer(list(golds.values()))
+        rows["leave-one-out"] = loo
+        rows["constant"] = CrashScoreReport(
+            cases=[score_safe(constant, gold, case_id=cid) for cid, gold in golds.items()]
         )
     if json_out:
-        print(json.dumps(report.as_dict()))
+        print(json.dumps({**report.as_dict(), **{k: v.as_dict() for k, v in rows.items() if k != "drivemt"}}))
         return
     table = Table(title=f"{directory.name}: {report.n} cases ({extractor})", title_justify="left")
     table.add_column("part")
-    table.add_column("drivemt", justify="right")
+    for name in rows:
+        table.add_column(name, justify="right")
     table.add_column("SAFE (GPT-4o)", justify="right")
     for name, safe in (("road_network", "93.8%"), ("actors", "80.0%"), ("env", "100.0%"), ("overall", "80.0%")):
-        table.add_row(name, f"{report.fraction(name):.1%}", safe)
+        table.add_row(name, *(f"{r.fraction(name):.1%}" for r in rows.values()), safe)
     console.print(table)
+    if len(rows) > 1:
+        console.print(
+            "drivemt: in-sample where these are the development cases; leave-one-out: each case without the "
+            "lexicon phrases only its own summary holds; constant: the most common gold answer, whatever the report"
+        )
     for case in report.cases:
         if not case.overall:
             console.print(f"  {case.case_id}: " + "; ".join(case.differences), highlight=False)
+    if "leave-one-out" in rows:
+        for case in rows["leave-one-out"].cases:
+            if not case.overall:
+                console.print(f"  leave-one-out {case.case_id}: " + "; ".join(case.differences), highlight=False)
 
 
 def _sim_options(policies: list[str], variants: int, duration: float, simulator: str, render: bool, seed: int) -> Any:

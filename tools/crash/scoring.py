@@ -8,14 +8,16 @@ time and weather are right (``Clear`` counts as the gold's ``Sunny``); overall w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from tools.crash.models import Scenario
 
-__all__ = ["CaseScore", "CrashScoreReport", "score_case"]
+__all__ = ["CaseScore", "CrashScoreReport", "constant_answer", "score_case", "score_safe"]
 
 _SAME_WEATHER = {"Clear": "Sunny"}
 
@@ -57,7 +59,12 @@ def score_case(predicted: Scenario | None, gold: Mapping[str, Any], *, case_id: 
         return CaseScore(
             case_id=cid, road_network=False, actors=False, env=False, overall=False, differences=["no scenario"]
         )
-    mine = predicted.to_safe()
+    return score_safe(predicted.to_safe(), gold, case_id=cid)
+
+
+def score_safe(mine: Mapping[str, Any], gold: Mapping[str, Any], *, case_id: str) -> CaseScore:
+    """Score a scenario in SAFE's gold layout (``Road type``, ``Road network``, ``Actors``, ``Env``)."""
+    cid = case_id
     diffs: list[str] = []
 
     road_ok = mine["Road type"] == gold.get("Road type")
@@ -89,3 +96,24 @@ def score_case(predicted: Scenario | None, gold: Mapping[str, Any], *, case_id: 
         overall=road_ok and actors_ok and env_ok,
         differences=diffs,
     )
+
+
+def constant_answer(golds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The baseline that ignores the report: the most common gold answer of each part (road type with its most
+    common lane and way counts, the most common set of actors, the most common time and weather)."""
+
+    def mode(values: Sequence[Any]) -> Any:
+        keyed = Counter(json.dumps(v, sort_keys=True) for v in values)
+        return json.loads(keyed.most_common(1)[0][0]) if keyed else None
+
+    road = mode([g.get("Road type") for g in golds])
+    nets = [dict(g.get("Road network") or {}) for g in golds if g.get("Road type") == road]
+    keys = {k for n in nets for k in n if k.startswith("No_")}
+    network = {k: mode([n[k] for n in nets if k in n]) for k in sorted(keys)}
+    env = [dict(g.get("Env") or {}) for g in golds]
+    return {
+        "Road type": road,
+        "Road network": network,
+        "Actors": mode([dict(g.get("Actors") or {}) for g in golds]) or {},
+        "Env": {"Time": mode([e.get("Time") for e in env]), "Weather": mode([e.get("Weather") for e in env])},
+    }
