@@ -18,6 +18,7 @@ Results name this parser ``offline:ontology-grounded`` so nobody mistakes them f
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -231,6 +232,7 @@ class OntologyGroundedParser:
             self._mention(model, "manipulation", m, toks) for m in model.manipulation_matcher.find(toks, masked=masked)
         ]
         manip += self._colour_mentions(model, toks, masked)
+        manip += self._elided_mentions(model, toks, manip)
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks)]
         manip = _drop_nested(manip, roads)
         roads = _drop_nested(roads, manip)
@@ -247,6 +249,24 @@ class OntologyGroundedParser:
     def _mention(self, model: _RegionModel, field_: str, m: Match, toks: list[Token]) -> Mention:
         surface = " ".join(t.raw for t in toks[m.start : m.end])
         return Mention(model.term(field_, m.pattern.target), m.start, m.end, m.gap, m.pattern.kind, surface)
+
+    def _elided_mentions(self, model: _RegionModel, toks: list[Token], found: list[Mention]) -> list[Mention]:
+        """Terms whose head noun is shared with the next one ("emergency and road work vehicles" names emergency
+        vehicles too): the word before "and"/"or" joined to the head of the mention after it."""
+        out: list[Mention] = []
+        for m in found:
+            if m.start < 2 or m.end - m.start < 2 or toks[m.start - 1].word not in {"and", "or"}:
+                continue
+            mod, head = toks[m.start - 2], toks[m.end - 1]
+            if mod.clause != head.clause:
+                continue
+            pair = [mod, dataclasses.replace(head, start=mod.end + 1, end=mod.end + 1 + len(head.raw))]
+            for match in model.manipulation_matcher.find(pair):
+                if match.start == 0 and match.end == 2:
+                    term = model.term("manipulation", match.pattern.target)
+                    surface = f"{mod.raw} ... {head.raw}"
+                    out.append(Mention(term, m.start - 2, m.start - 1, 0, "elided", surface))
+        return out
 
     def _colour_mentions(self, model: _RegionModel, toks: list[Token], masked: frozenset[int]) -> list[Mention]:
         words = [t.word for t in toks]
@@ -273,7 +293,7 @@ class OntologyGroundedParser:
         words = [t.word for t in toks]
         sentence = toks[m.start].sentence
         score = 0.15 * len(m.term.tokens) - 0.3 * sentence - 0.01 * min(m.start, 80) - 0.25 * m.gap
-        if m.via == "term":
+        if m.via in {"term", "elided"}:  # the ontology term itself, or it with its head noun shared
             score += 0.2
         if m.term.category == "environment":
             score += 0.8
