@@ -93,6 +93,7 @@ class ValidatorAgent(Agent):
 
             def validate_each() -> list[list[Verdict] | BaseException]:
                 out: list[list[Verdict] | BaseException] = []
+                offline.prepare([e.payload.rule for e in typed])  # one embedding call for the batch's retrieval
                 for e in typed:  # a rule that cannot be validated (an unknown region) fails alone
                     try:
                         out.append(offline.validate_sync(e.payload.rule, e.payload.candidates))

@@ -85,6 +85,15 @@ class ReferenceRetriever:
         self.min_similarity = min_similarity
 
     @cached_property
+    def _canonical(self) -> dict[str, list[dict[str, str]]]:
+        """Each record's reference MRs as canonical terms of its region (computed once)."""
+        out: dict[str, list[dict[str, str]]] = {}
+        for r in self.records:
+            vocab = self.ontology.vocabulary(r.region)
+            out[r.id] = [{f: vocab.canonical(f, getattr(m, f)) for f in FIELDS} for m in r.mrs]  # type: ignore[arg-type]
+        return out
+
+    @cached_property
     def _matrix(self) -> np.ndarray:
         vectors = np.asarray(self.embedder.encode([r.text for r in self.records]), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -121,11 +130,11 @@ class ReferenceRetriever:
         agree = dict.fromkeys(FIELDS, 0.0)
         total = 0.0
         for n in neighbours:
-            nv = self.ontology.vocabulary(n.record.region)
-            for ref in n.record.mrs:
-                w = n.similarity / len(n.record.mrs)
+            refs = self._canonical[n.record.id]
+            for ref in refs:
+                w = n.similarity / len(refs)
                 total += w
                 for f in FIELDS:
-                    if nv.canonical(f, getattr(ref, f)) == want[f]:  # type: ignore[arg-type]
+                    if ref[f] == want[f]:
                         agree[f] += w
         return round(sum(agree.values()) / (len(FIELDS) * total), 4) if total else None

@@ -118,6 +118,11 @@ class OfflineValidator:
         """Validator name recorded with verdicts."""
         return "offline:deterministic-checks"
 
+    def prepare(self, rules: Sequence[TrafficRule]) -> None:
+        """Embed a batch's rules in one call, so retrieval finds them in the embedder's cache (no-op without it)."""
+        if self.retriever is not None and rules:
+            self.retriever.embedder.encode([r.text for r in rules])
+
     async def validate(self, rule: TrafficRule, candidates: Sequence[MRCandidate]) -> list[Verdict]:
         """Judge every candidate of one rule."""
         return self.validate_sync(rule, candidates)
