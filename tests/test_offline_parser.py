@@ -70,6 +70,16 @@ def test_terms_inside_longer_terms_are_dropped(parser: OntologyGroundedParser) -
     assert "railroad crossing" in {m.term.normalised for m in analysis.road_types}
 
 
+def test_the_more_specific_of_overlapping_terms_stands_alone(parser: OntologyGroundedParser) -> None:
+    """'A flashing red traffic signal light' is a flashing red light, not also a plain red light."""
+    analysis = parser.analyse(
+        rule("At a flashing red traffic signal light, stop and then proceed.", region="california")
+    )
+    names = {m.term.normalised for m in analysis.manipulations}
+    assert "flashing red light" in names
+    assert "red light" not in names
+
+
 def test_signal_colours_need_a_signal_context(parser: OntologyGroundedParser) -> None:
     """'Red' means a red light at an intersection, but a yellow line is no signal."""
     red = parser.analyse(rule('Red orders: "Stop before the intersection."'))

@@ -235,6 +235,7 @@ class OntologyGroundedParser:
         manip += self._elided_mentions(model, toks, manip)
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks)]
         manip = _drop_nested(manip, roads)
+        manip = _drop_less_specific(manip)
         roads = _drop_nested(roads, manip)
         # "a vehicle's emergency flashers": the owner only qualifies what follows it.
         starts = {m.start for m in manip}
@@ -516,6 +517,23 @@ def _drop_nested(mentions: list[Mention], others: list[Mention]) -> list[Mention
         )
 
     return [m for m in mentions if not inside(m)]
+
+
+def _drop_less_specific(mentions: list[Mention]) -> list[Mention]:
+    """Where two mentions overlap in the text and one term holds all the other's words and more ("flashing red
+    light" over "red light" in "a flashing red traffic signal light"), the more specific one stands alone."""
+
+    def shadowed(m: Mention) -> bool:
+        words = set(m.term.tokens)
+        return any(
+            o.start < m.end
+            and m.start < o.end
+            and o.term.normalised != m.term.normalised
+            and words < set(o.term.tokens)
+            for o in mentions
+        )
+
+    return [m for m in mentions if not shadowed(m)]
 
 
 # Function words and the words every rule uses; they carry no traffic element.
