@@ -1,6 +1,6 @@
 """Training AutoMT's six driving models on 300 synthetic cases on this machine's cores.
 
-    python bench/ads_training.py [--cases 300] [--time-limit 1080] [--size 80x160] [--data DIR] [--out DIR]
+    python bench/ads_training.py [--cases 300] [--time-limit 1080] [--size 160x80] [--data DIR] [--out DIR]
 
 Draws ``--cases`` synthetic cases (320x160; or reads ``--data``), trains the six (ResNet18 and VGG11 standing in
 for ResNet101 and VGG16) within ``--time-limit`` seconds in all, and prints each model's parameters, time and
@@ -29,12 +29,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--time-limit", type=float, default=1080.0, help="Training seconds in all (reading comes on top).")
-    ap.add_argument("--size", default="80x160", help="Model input HEIGHTxWIDTH.")
+    ap.add_argument("--size", default="160x80", help="Model input WIDTHxHEIGHT.")
     ap.add_argument("--data", type=Path, default=None, help="Cases to train on (drawn if unset).")
     ap.add_argument("--out", type=Path, default=None, help="Keep the models here.")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    height, width = (int(v) for v in args.size.split("x"))
+    width, height = (int(v) for v in args.size.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
         data = args.data
         if data is None:
@@ -57,7 +57,7 @@ def main() -> None:
         total = time.perf_counter() - started
     print(file=sys.stderr)
     print(
-        f"{report.train_cases} training cases, {report.held_out_cases} held-out whole cases, input {height}x{width}; "
+        f"{report.train_cases} training cases, {report.held_out_cases} held-out whole cases, input {width}x{height}; "
         f"baseline (constant mean) MAE: speed {report.baseline_speed_mae_kmh:.2f} km/h, "
         f"steering {report.baseline_steering_mae_rad:.4f} rad"
     )

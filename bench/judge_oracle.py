@@ -5,7 +5,7 @@
 
 For each rule: draws a training set rich in that rule (``--focus RULE``, plain scenes) twice, once with a
 driver that obeys it and once with one that ignores it (``--ignore RULE``), trains one model on each
-(``clean-<model>``, ``faulty-<model>``, ``--seconds`` each, 80x160), then runs ``drivemt mt run`` on fresh
+(``clean-<model>``, ``faulty-<model>``, ``--seconds`` each, 160x80), then runs ``drivemt mt run`` on fresh
 cases with one fixed MR that adds the rule's trigger ("... should slow down") and with ``null``. Prints, per
 rule, each model's violation rate (violations on valid follow-ups / cases), the faulty/clean ratio beside the
 targets (faulty >= 2x clean and >= 30 %; null <= 5 %), and the agreement with the scene's truth.

@@ -250,11 +250,13 @@ def test_ads_train_then_mt_run_judges_every_valid_follow_up_and_a_bad_model_only
     models = tmp_path / "models"
     trained = runner.invoke(
         app, ["ads", "train", str(synth_set), "--out", str(models), "--models", "pilotnet,epoch",
-              "--time-limit", "8", "--size", "64x128", "--json"],
+              "--time-limit", "8", "--size", "128x64", "--json"],
     )  # fmt: skip
     assert trained.exit_code == 0, trained.output
     report = json.loads(trained.stdout.strip().splitlines()[-1])
     assert [m["name"] for m in report["models"]] == ["pilotnet", "epoch"]
+    size = json.loads((models / "pilotnet.json").read_text())["input"]
+    assert (size["width"], size["height"]) == (128, 64)  # --size is WIDTHxHEIGHT, as in `data synth-driving`
     bad = runner.invoke(app, ["ads", "train", str(synth_set), "--out", str(tmp_path / "x"), "--models", "alexnet"])
     assert bad.exit_code != 0 and "alexnet" in bad.output
 

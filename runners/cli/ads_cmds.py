@@ -29,9 +29,9 @@ def register(app: typer.Typer) -> None:
 
 def _size(text: str) -> tuple[int, int]:
     try:
-        h, w = (int(v) for v in text.lower().split("x"))
+        w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise fail(f"--size must be HEIGHTxWIDTH, e.g. 80x160, not {text!r}") from None
+        raise fail(f"--size must be WIDTHxHEIGHT, e.g. 160x80, not {text!r}") from None
     if h < 64 or w < 64:
         raise fail(f"--size {text} is too small: the zoo's networks take at least 64x64")
     return h, w
@@ -59,7 +59,9 @@ def ads_train(
             "(the same models on any machine); by time only if omitted."
         ),
     ] = None,
-    size: Annotated[str, typer.Option(help="Model input HEIGHTxWIDTH (AutoMT: 160x320).")] = "80x160",
+    size: Annotated[
+        str, typer.Option(help="Model input WIDTHxHEIGHT, as every --size in drivemt (AutoMT's: 320x160).")
+    ] = "160x80",
     seed: Annotated[int, typer.Option(help="Seed of the split and the initial weights.")] = 0,
     prefix: Annotated[
         str, typer.Option(help="Put before each model's name (clean-epoch), so that several zoos share a folder.")
