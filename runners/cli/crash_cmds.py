@@ -168,11 +168,12 @@ def eval_crashes(
         from tools.crash.evaluation import leave_one_out
 
         reports = [r for r in _reports(directory) if r.case_id in golds]
-        loo = CrashScoreReport(
-            cases=[score_case(s, golds[r.case_id], case_id=r.case_id) for r, s in zip(reports, leave_one_out(reports), strict=True)]
-        )  # fmt: skip
+        for name, strict in (("leave-one-out", False), ("leave-one-out, strict", True)):
+            scenarios = leave_one_out(reports, strict=strict)
+            rows[name] = CrashScoreReport(
+                cases=[score_case(s, golds[r.case_id], case_id=r.case_id) for r, s in zip(reports, scenarios, strict=True)]
+            )  # fmt: skip
         constant = constant_answer(list(golds.values()))
-        rows["leave-one-out"] = loo
         rows["constant"] = CrashScoreReport(
             cases=[score_safe(constant, gold, case_id=cid) for cid, gold in golds.items()]
         )
@@ -181,16 +182,18 @@ def eval_crashes(
         return
     table = Table(title=f"{directory.name}: {report.n} cases ({extractor})", title_justify="left")
     table.add_column("part")
+    headers = {"leave-one-out": "LOO", "leave-one-out, strict": "LOO strict"}
     for name in rows:
-        table.add_column(name, justify="right")
+        table.add_column(headers.get(name, name), justify="right")
     table.add_column("SAFE (GPT-4o)", justify="right")
     for name, safe in (("road_network", "93.8%"), ("actors", "80.0%"), ("env", "100.0%"), ("overall", "80.0%")):
         table.add_row(name, *(f"{r.fraction(name):.1%}" for r in rows.values()), safe)
     console.print(table)
     if len(rows) > 1:
         console.print(
-            "drivemt: in-sample where these are the development cases; leave-one-out: each case without the "
-            "lexicon phrases only its own summary holds; constant: the most common gold answer, whatever the report"
+            "drivemt: in-sample where these are the development cases; LOO (leave-one-out): each case without the "
+            "lexicon phrases only its own summary holds (forms of a label's own word, such as 'snowing' for Snowy, "
+            "kept); LOO strict: those dropped too; constant: the most common gold answer, whatever the report"
         )
     for case in report.cases:
         if not case.overall:

@@ -4,6 +4,10 @@ The crash lexicon (``tools/data/crash_lexicon.yaml``) was written with the 15 de
 scoring the extractor on them is in-sample. :func:`leave_one_out` extracts each case with a lexicon from which
 every phrase that occurs in that case's summary and in no other development summary is removed (a phrase
 only that case could have taught), which is what to expect on unseen reports of the kind.
+
+A phrase that is a form of its own category's label ("snowing" for ``Snowy``, "cloudy" for ``Cloudy``,
+"daylight" for ``Daytime``, "curve" for ``Curve``) was not taught by any case: SAFE's label set names it. Such
+phrases stay in the leave-one-out lexicon; ``strict`` drops them too (every phrase only that case holds).
 :func:`~tools.crash.scoring.constant_answer` is the baseline that ignores the report.
 """
 
@@ -17,7 +21,10 @@ from tools.crash.files import CrashReport
 from tools.crash.models import Scenario
 from tools.errors import DrivemtError
 
-__all__ = ["leave_one_out", "lexicon_phrases", "without_phrases"]
+__all__ = ["label_forms", "leave_one_out", "lexicon_phrases", "without_phrases"]
+
+# Sections of the lexicon that map a label of SAFE's scheme onto the phrases that cue it.
+_LABELLED_SECTIONS = ("time_cues", "weather_cues", "road_type_cues")
 
 
 def lexicon_phrases(lexicon: Mapping[str, Any]) -> set[str]:
@@ -54,6 +61,30 @@ def without_phrases(lexicon: Mapping[str, Any], drop: set[str]) -> dict[str, Any
     return walk(lexicon)
 
 
+def _label_stem(label: str) -> str:
+    """The word a label is made from: ``Snowy`` -> snow, ``Foggy`` -> fog, ``Daytime`` -> day, ``T-intersection``
+    -> intersection."""
+    word = label.lower().rsplit("-", 1)[-1]
+    if word.endswith("time") and len(word) > 4:
+        return word[:-4]
+    if word.endswith("y") and len(word) > 3:
+        word = word[:-1]
+        if len(word) > 3 and word[-1] == word[-2]:  # fogg(y), sunn(y)
+            word = word[:-1]
+    return word
+
+
+def label_forms(lexicon: Mapping[str, Any]) -> set[str]:
+    """Phrases of the labelled sections that are one word made from their own label ("snowing", "rainy",
+    "clouds", "daylight", "intersection"), as opposed to wording a case may have taught ("sleet", "dark")."""
+    out: set[str] = set()
+    for section in _LABELLED_SECTIONS:
+        for label, phrases in (lexicon.get(section) or {}).items():
+            stem = _label_stem(str(label))
+            out |= {p.lower() for p in phrases if " " not in p and p.lower().startswith(stem)}
+    return out
+
+
 def _occurs(phrase: str, text: str) -> bool:
     """Whether the phrase matches in the text as the extractor matches it (inflections of one word included)."""
     return _inflected_re([phrase]).search(text) is not None
@@ -64,11 +95,16 @@ def leave_one_out(
     *,
     lexicon: Mapping[str, Any] | None = None,
     templates: Callable[[str], Any] | None = None,
+    strict: bool = False,
 ) -> list[Scenario | None]:
-    """Each report's scenario, extracted without the phrases only its own summary contains (None: it failed)."""
+    """Each report's scenario, extracted without the phrases only its own summary contains (None: it failed).
+
+    Forms of a phrase's own label are kept unless ``strict``.
+    """
     lex = lexicon if lexicon is not None else _lexicon()
     texts = [" ".join(r.summary.split()) for r in reports]
-    where = {p: {i for i, t in enumerate(texts) if _occurs(p, t)} for p in lexicon_phrases(lex)}
+    keep = set() if strict else label_forms(lex)
+    where = {p: {i for i, t in enumerate(texts) if _occurs(p, t)} for p in lexicon_phrases(lex) - keep}
     out: list[Scenario | None] = []
     for i, report in enumerate(reports):
         drop = {p for p, cases in where.items() if cases == {i}}
