@@ -162,10 +162,10 @@ def test_leave_one_out_keeps_only_the_forms_of_a_label_word() -> None:
         {
             "weather_cues": {"Snowy": ["snow", "snowing", "sleet"], "Foggy": ["foggy", "mist"], "Cloudy": ["clouds"]},
             "time_cues": {"Daytime": ["daylight"], "Nighttime": ["dark", "night-time"]},
-            "road_type_cues": {"T-intersection": ["t-junction", "intersection"], "Curve": ["bend"]},
+            "road_type_cues": {"T-intersection": ["t-intersection", "t-junction"], "Curve": ["curve", "bend"]},
         }
     )
-    assert forms == {"snow", "snowing", "foggy", "clouds", "daylight", "night-time", "intersection"}
+    assert forms == {"snow", "snowing", "foggy", "clouds", "daylight", "night-time", "t-intersection", "curve"}
 
 
 def test_weather_words_match_their_inflections(extractor: OfflineCrashExtractor) -> None:

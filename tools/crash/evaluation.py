@@ -75,13 +75,17 @@ def _label_stem(label: str) -> str:
 
 
 def label_forms(lexicon: Mapping[str, Any]) -> set[str]:
-    """Phrases of the labelled sections that are one word made from their own label ("snowing", "rainy",
-    "clouds", "daylight", "intersection"), as opposed to wording a case may have taught ("sleet", "dark")."""
+    """Phrases of the labelled sections that are their own label ("t-intersection") or one word made from it
+    ("snowing", "rainy", "clouds", "daylight"), as opposed to wording a case may have taught ("sleet", "dark")."""
     out: set[str] = set()
     for section in _LABELLED_SECTIONS:
         for label, phrases in (lexicon.get(section) or {}).items():
             stem = _label_stem(str(label))
-            out |= {p.lower() for p in phrases if " " not in p and p.lower().startswith(stem)}
+            out |= {
+                p.lower()
+                for p in phrases
+                if p.lower() == str(label).lower() or (" " not in p and p.lower().startswith(stem))
+            }
     return out
 
 
