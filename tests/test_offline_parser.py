@@ -80,6 +80,14 @@ def test_the_more_specific_of_overlapping_terms_stands_alone(parser: OntologyGro
     assert "red light" not in names
 
 
+def test_a_gap_over_another_term_is_a_coordination(parser: OntologyGroundedParser) -> None:
+    """'heavy fog or smoke' names fog and smoke; it is not a gapped 'heavy ... smoke' over the fog."""
+    analysis = parser.analyse(rule("If you must drive in heavy fog or smoke, drive slowly.", region="california"))
+    spans = sorted((m.start, m.end, m.term.normalised) for m in analysis.manipulations)
+    assert all(m.gap == 0 for m in analysis.manipulations), spans
+    assert {"fog environment", "heavy smoke environment"} <= {n for _, _, n in spans}
+
+
 def test_signal_colours_need_a_signal_context(parser: OntologyGroundedParser) -> None:
     """'Red' means a red light at an intersection, but a yellow line is no signal."""
     red = parser.analyse(rule('Red orders: "Stop before the intersection."'))

@@ -236,6 +236,7 @@ class OntologyGroundedParser:
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks)]
         manip = _drop_nested(manip, roads)
         manip = _drop_less_specific(manip)
+        manip = _drop_spanning(manip)
         roads = _drop_nested(roads, manip)
         # "a vehicle's emergency flashers": the owner only qualifies what follows it.
         starts = {m.start for m in manip}
@@ -534,6 +535,18 @@ def _drop_less_specific(mentions: list[Mention]) -> list[Mention]:
         )
 
     return [m for m in mentions if not shadowed(m)]
+
+
+def _drop_spanning(mentions: list[Mention]) -> list[Mention]:
+    """A match with a gap that spans another term's mention is a coordination, not one phrase: "heavy fog or
+    smoke" names fog and smoke, and is not a third mention of heavy smoke."""
+
+    def spans(m: Mention) -> bool:
+        return m.gap > 0 and any(
+            m.start < o.start and o.end < m.end and o.term.normalised != m.term.normalised for o in mentions
+        )
+
+    return [m for m in mentions if not spans(m)]
 
 
 # Function words and the words every rule uses; they carry no traffic element.
