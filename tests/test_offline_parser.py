@@ -88,6 +88,16 @@ def test_a_gap_over_another_term_is_a_coordination(parser: OntologyGroundedParse
     assert {"fog environment", "heavy smoke environment"} <= {n for _, _, n in spans}
 
 
+def test_a_core_term_goes_before_a_region_term(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """Slippery roads (a California term) come from rain: AutoMT's prompt offers the core list, so 'rain
+    environment' is the MR's manipulation, with the region term still a candidate behind it."""
+    text = "Slippery Roads. Rain can make the roads slippery. Drive more slowly than you would on a dry road."
+    mr = best(parser, validator, text, region="california")
+    assert mr is not None and "rain environment" in mr.manipulation
+    names = [c.mr.manipulation for c in parser.parse(rule(text, region="california"))]
+    assert any("slippery road" in n for n in names), names
+
+
 def test_signal_colours_need_a_signal_context(parser: OntologyGroundedParser) -> None:
     """'Red' means a red light at an intersection, but a yellow line is no signal."""
     red = parser.analyse(rule('Red orders: "Stop before the intersection."'))

@@ -339,7 +339,10 @@ class OntologyGroundedParser:
                 best[key] = m
         for key, m in best.items():
             m.score += 0.3 * (counts[key] - 1)
-        ranked = sorted(best.values(), key=lambda m: -m.score)
+        # Core terms first: AutoMT's MR prompt offers the core list, and its MRs use a core term for 78 of the 86
+        # California and 99 of the 105 German development MRs; a region term ("Animals", "Guide dog user") is
+        # the answer only where the rule names no core one.
+        ranked = sorted(best.values(), key=lambda m: (not m.term.is_core, -m.score))
         if ranked and ranked[0].term.normalised in model.specialised:
             target = model.specialised[ranked[0].term.normalised]
             for match in model.implied_matcher.find(analysis.tokens):
