@@ -98,6 +98,17 @@ def test_a_core_term_goes_before_a_region_term(parser: OntologyGroundedParser, v
     assert any("slippery road" in n for n in names), names
 
 
+def test_what_a_rule_names_only_to_rule_out_goes_last(parser: OntologyGroundedParser) -> None:
+    """'Without STOP or YIELD signs' is about the vehicles at the junction, not about a stop sign; 'with or
+    without' rules nothing out."""
+    analysis = parser.analyse(
+        rule("Without STOP or YIELD signs: the vehicle that arrives first at the intersection goes first.")
+    )
+    assert {m.term.normalised for m in analysis.manipulations if m.ruled_out} >= {"stop sign", "yield sign"}
+    kept = parser.analyse(rule("Slow down for children crossing with or without a school bus nearby."))
+    assert not any(m.ruled_out for m in kept.manipulations)
+
+
 def test_signal_colours_need_a_signal_context(parser: OntologyGroundedParser) -> None:
     """'Red' means a red light at an intersection, but a yellow line is no signal."""
     red = parser.analyse(rule('Red orders: "Stop before the intersection."'))
