@@ -155,13 +155,14 @@ class JudgeAgent(Agent):
         return out
 
     def _batch_progress(
-        self, event: Event, tag: str, stage: str, done: int, total: int | None, message: str
+        self, event: Event, tag: str, stage: str, done: int, total: int | None, message: str, report: str | None = None
     ) -> ProgressReported:
-        """A batch's progress after one more case (its id derived from the input's, so a redelivery repeats it)."""
+        """A batch's progress after one more case (its id derived from the input's, so a redelivery repeats it);
+        ``report`` links the batch's report once it is drawn."""
         return ProgressReported(
             **event.caused(event_id=derived_id(event.event_id, tag)),
             producer=self.name,
-            payload=ProgressPayload(stage=stage, done=done, total=total, unit="cases", message=message),
+            payload=ProgressPayload(stage=stage, done=done, total=total, unit="cases", message=message, report=report),
         )
 
     def _write_verdict(self, verdict: CaseVerdict) -> None:
@@ -182,23 +183,15 @@ class JudgeAgent(Agent):
         total = v.batch_size
         reproduced = sum(1 for c in cases.values() if c["reproduced"])
         violations = sum(int(c["violations"]) for c in cases.values())
-        out: list[Event] = [
-            self._batch_progress(
-                event,
-                "batch-progress",
-                "crash-batch",
-                len(cases),
-                total,
-                f"{reproduced} reproduced, {violations} violation(s) so far",
-            )
-        ]
+        report: str | None = None
         if self.write_reports and (total is None or len(cases) >= total):
             # Unknown batch size (a raw injection): redraw per verdict; otherwise exactly once, at the end.
             try:
-                await asyncio.to_thread(write_batch_report, self.store, batch)
+                report = await asyncio.to_thread(write_batch_report, self.store, batch)
             except Exception as exc:  # a report that cannot be drawn must not lose the verdicts
                 log.warning("crash report failed", batch=batch, error=str(exc))
-        return out
+        message = f"{reproduced} reproduced, {violations} violation(s) so far"
+        return [self._batch_progress(event, "batch-progress", "crash-batch", len(cases), total, message, report)]
 
     # -- traffic lights --------------------------------------------------------------------------
     def _detector(self, spec: str) -> Any:

@@ -292,3 +292,6 @@ async def test_verdicts_and_report_agree_and_the_report_is_drawn_once_the_batch_
     await rec.wait_for(lambda evs: len(batch_progress(evs)) == 2, timeout=30)
     progress = batch_progress(rec.events)
     assert sorted(e.payload.done for e in progress) == [1, 2] and all(e.payload.total == 2 for e in progress)  # type: ignore[attr-defined]
+    # The last one links the report (drawn once, when the batch is complete), for the console's Batches pane.
+    links = {e.payload.done: e.payload.report for e in progress}  # type: ignore[attr-defined]
+    assert links[1] is None and links[2] == f"{batch}/crashes.html"

@@ -82,6 +82,16 @@ def test_state_rows_threads_counts_and_bounds() -> None:
     assert len(state.events) == 50 and len(state.batches) <= 200
 
 
+def test_a_batch_row_links_the_report_its_last_progress_names() -> None:
+    """The Judge's last progress of a crash batch names the report it drew; the batch row links it."""
+    state = ConsoleState()
+    cid = str(uuid.uuid4())
+    for done, report in ((1, None), (2, f"{cid}/crashes.html")):
+        payload = ProgressPayload(stage="crash-batch", done=done, total=2, unit="cases", report=report)
+        state.ingest(ProgressReported(correlation_id=cid, producer="judge", payload=payload))
+        assert state.batches[cid].report == report
+
+
 async def until(pilot: object, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -243,6 +243,7 @@ class ConsoleState:
         if isinstance(event, ProgressReported):
             p = event.payload
             row.stage, row.done, row.total, row.unit, row.message = p.stage, p.done, p.total, p.unit, p.message
+            row.report = p.report or row.report
             row.finished = row.finished or (p.total is not None and p.done >= p.total and "judge" in p.stage)
         elif isinstance(event, CrashVerdict | TLVerdict | MTBatchJudged):
             row.totals = event.summary

@@ -81,6 +81,7 @@ class ProgressPayload(BaseModel):
     total: int | None = None
     unit: str = "items"
     message: str = ""
+    report: str | None = Field(default=None, description="Artefact ref of the batch's report, once it is drawn.")
 
 
 @registry.register
