@@ -109,6 +109,28 @@ def test_what_a_rule_names_only_to_rule_out_goes_last(parser: OntologyGroundedPa
     assert not any(m.ruled_out for m in kept.manipulations)
 
 
+def test_a_compound_names_its_last_noun(ontology: Ontology) -> None:
+    """'light rail tracks' are tracks (a railroad crossing), not a rail vehicle: 'light rail' (a vehicle) and 'rail
+    track' (a place) overlap, and the one that runs on to the right is the head (here without the lexicon's
+    whole phrase 'light rail track', which would hide the overlap)."""
+    from tools.rules.evaluation import filter_phrases
+    from tools.rules.lexicon import load_lexicon
+
+    lexicon = filter_phrases(load_lexicon(), lambda p: p != "light rail track")
+    parser = OntologyGroundedParser(ontology=ontology, lexicon=lexicon)
+    analysis = parser.analyse(rule("Near light rail tracks, look both ways.", region="california"))
+    assert "rail vehicle" not in {m.term.normalised for m in analysis.manipulations}
+    assert "railroad crossing" in {m.term.normalised for m in analysis.road_types}
+
+
+def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
+    """'the bus' after 'school buses' is the school bus, not any public transport bus."""
+    analysis = parser.analyse(
+        rule("School buses stop to let children off. Slow down near the bus.", region="california")
+    )
+    assert {m.term.normalised for m in analysis.manipulations if m.surface.lower() == "bus"} == {"school bus"}
+
+
 def test_signal_colours_need_a_signal_context(parser: OntologyGroundedParser) -> None:
     """'Red' means a red light at an intersection, but a yellow line is no signal."""
     red = parser.analyse(rule('Red orders: "Stop before the intersection."'))

@@ -239,6 +239,8 @@ class OntologyGroundedParser:
         manip = _drop_less_specific(manip)
         manip = _drop_spanning(manip)
         roads = _drop_nested(roads, manip)
+        manip, roads = _drop_modifiers(manip, roads, toks), _drop_modifiers(roads, manip, toks)
+        manip = self._resolve_heads(manip, toks)
         # "a vehicle's emergency flashers": the owner only qualifies what follows it.
         starts = {m.start for m in manip}
         manip = [m for m in manip if not (toks[m.end - 1].raw.lower().endswith("'s") and m.end in starts)]
@@ -248,6 +250,28 @@ class OntologyGroundedParser:
             mention.score = self._score(model, mention, toks)
         behaviors, evidence = self._behaviours(model, toks)
         return RuleAnalysis(rule, toks, manip, roads, behaviors, evidence)
+
+    @staticmethod
+    def _resolve_heads(mentions: list[Mention], toks: list[Token]) -> list[Mention]:
+        """A bare head noun after a term that ends in it refers back to that term: "the bus" after "school
+        buses" is the school bus, "the vehicle" after "an emergency vehicle" the emergency vehicle."""
+        out: list[Mention] = []
+        for m in mentions:
+            word = toks[m.end - 1].word if m.end - m.start == 1 else None
+            earlier = [
+                o
+                for o in mentions
+                if word is not None
+                and o.end <= m.start
+                and len(o.term.tokens) > 1
+                and o.term.tokens[-1] == word
+                and o.term.normalised != m.term.normalised
+            ]
+            if earlier:
+                o = earlier[-1]
+                m = Mention(o.term, m.start, m.end, m.gap, o.via, m.surface, m.score, m.ruled_out)
+            out.append(m)
+        return out
 
     def _mention(self, model: _RegionModel, field_: str, m: Match, toks: list[Token]) -> Mention:
         surface = " ".join(t.raw for t in toks[m.start : m.end])
@@ -527,6 +551,19 @@ def _drop_nested(mentions: list[Mention], others: list[Mention]) -> list[Mention
         )
 
     return [m for m in mentions if not inside(m)]
+
+
+def _drop_modifiers(mentions: list[Mention], heads: list[Mention], toks: list[Token]) -> list[Mention]:
+    """A mention that another overlaps and runs past on the right is a modifier of that one (English compounds
+    end in their head): "light rail" in "light rail tracks" names the tracks, not a rail vehicle. A modifier is
+    singular, so in "school buses stop" the buses are no modifier of a bus stop."""
+    pool = [h for h in heads if h.gap == 0]
+
+    def modifier(m: Mention) -> bool:
+        singular = all(t.raw.lower() == t.word for t in toks[m.start : m.end])
+        return m.gap == 0 and singular and any(h.start > m.start and h.start < m.end < h.end for h in pool)
+
+    return [m for m in mentions if not modifier(m)]
 
 
 def _drop_less_specific(mentions: list[Mention]) -> list[Mention]:
