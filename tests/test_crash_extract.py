@@ -175,3 +175,22 @@ def test_weather_words_match_their_inflections(extractor: OfflineCrashExtractor)
     assert extract(extractor, base + "It was daylight and it had rained." + end).env.weather == "Rainy"
     assert extract(extractor, base + "It was daylight and it sleeted." + end).env.weather == "Snowy"
     assert extract(extractor, base + "It was dark and the sky was overcast." + end).env.time == "Nighttime"
+
+
+@pytest.mark.parametrize(
+    ("road", "lanes"),
+    [
+        ("a divided roadway with three lanes in each direction", 6),
+        ("a divided highway with two travel lanes each way", 4),
+        ("a roadway with two northbound lanes and two southbound lanes", 4),
+        ("a four-lane, divided highway with a grass median", 4),
+    ],
+)
+def test_lanes_counted_per_direction(extractor: OfflineCrashExtractor, road: str, lanes: int) -> None:
+    """NHTSA narratives give a road's lanes as a total or per direction; either way SAFE counts them all."""
+    text = (
+        f"Vehicle one (V1), a 2015 Toyota Corolla, was traveling north on {road}. Vehicle two (V2), a 2010 "
+        "Chevrolet Malibu, was stopped ahead in the same lane. It was daylight. The front of V1 struck the back of V2."
+    )
+    net = extract(extractor, text).to_safe()["Road network"]
+    assert (net["No_lanes"], net["No_ways"]) == (lanes, 2)

@@ -83,6 +83,17 @@ _ROAD_NOUN = re.compile(
     r"boulevard|expressway|parkway|turnpike)s?\b",
     re.IGNORECASE,
 )
+# "three lanes in each direction", "two travel lanes each way": half the road's lanes.
+_EACH_WAY = re.compile(
+    r"\b(?P<n>\w+)\s+(?:through\s+|travel\s+)?lanes?\s+(?:in\s+each\s+direction|each\s+way|in\s+both\s+directions)\b",
+    re.IGNORECASE,
+)
+# "two northbound lanes and two southbound lanes": the road's lanes, one count per direction.
+_BOUND_PAIR = re.compile(
+    r"\b(?P<a>\w+)\s+(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?,?\s+and\s+(?P<b>\w+)\s+"
+    r"(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?\b",
+    re.IGNORECASE,
+)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 _LANE_POS = re.compile(
     r"\b(right|left|inside|outside|middle|center|centre|curb|median)[\s-]+(?:\w+bound\s+)?(?:travel\s+)?(?:turn\s+|left-turn\s+)?lane",
@@ -278,6 +289,19 @@ class OfflineCrashExtractor:
             between = text[m.end() : noun.start() if noun else m.end()]
             if road["ways"] is None and re.search(r"\bdivided\b", between, re.IGNORECASE):
                 road["ways"] = 2
+        # Counts per direction belong to the road noun just before them ("a divided roadway with three lanes in
+        # each direction"); a road whose lanes were already counted keeps its count.
+        for pattern in (_EACH_WAY, _BOUND_PAIR):
+            for m in pattern.finditer(text):
+                counts = [self._count(g) for g in m.groups()]
+                if any(c is None for c in counts):
+                    continue
+                total = 2 * counts[0] if len(counts) == 1 else sum(counts)  # type: ignore[arg-type]
+                nouns = list(_ROAD_NOUN.finditer(text, max(0, m.start() - 80), m.start()))
+                key = nouns[-1].start() if nouns else m.start()
+                road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
+                road["lanes"] = road["lanes"] or total
+                road["ways"] = road["ways"] or 2
         return [(r["lanes"], r["ways"], r["ramp"]) for _, r in sorted(found.items()) if r["lanes"] or r["ways"]]
 
     def _actor(
