@@ -293,10 +293,10 @@ class OfflineCrashExtractor:
         # each direction"); a road whose lanes were already counted keeps its count.
         for pattern in (_EACH_WAY, _BOUND_PAIR):
             for m in pattern.finditer(text):
-                counts = [self._count(g) for g in m.groups()]
-                if any(c is None for c in counts):
+                counts = [c for g in m.groups() if (c := self._count(g)) is not None]
+                if len(counts) != len(m.groups()):
                     continue
-                total = 2 * counts[0] if len(counts) == 1 else sum(counts)  # type: ignore[arg-type]
+                total = 2 * counts[0] if len(counts) == 1 else sum(counts)
                 nouns = list(_ROAD_NOUN.finditer(text, max(0, m.start() - 80), m.start()))
                 key = nouns[-1].start() if nouns else m.start()
                 road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
