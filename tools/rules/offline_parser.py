@@ -368,9 +368,6 @@ class OntologyGroundedParser:
                 best[key] = m
         for key, m in best.items():
             m.score += 0.3 * (counts[key] - 1)
-        # Core terms first: AutoMT's MR prompt offers the core list, and its MRs use a core term for 78 of the 86
-        # California and 99 of the 105 German development MRs; a region term ("Animals", "Guide dog user") is
-        # the answer only where the rule names no core one.
         ranked = sorted(best.values(), key=lambda m: -m.score)
         if ranked and ranked[0].term.normalised in model.specialised:
             target = model.specialised[ranked[0].term.normalised]
@@ -380,7 +377,11 @@ class OntologyGroundedParser:
                     term = model.term("manipulation", target)
                     ranked[0] = Mention(term, top.start, top.end, top.gap, "specialised", top.surface, top.score)
                     break
-        ranked.sort(key=lambda m: (m.ruled_out, not m.term.is_core))  # stable: by score within each group
+        # Core terms first: AutoMT's MR prompt offers the core list, and its MRs use a core term for 78 of the 86
+        # California and 99 of the 105 German development MRs; a region term ("Animals", "Guide dog user") is
+        # the answer only where the rule names no core one. What the rule rules out comes last. (A stable sort:
+        # by score within each group.)
+        ranked.sort(key=lambda m: (m.ruled_out, not m.term.is_core))
         if ranked:
             return ranked
         words = [t.word for t in analysis.tokens]
