@@ -182,9 +182,12 @@ async def test_a_server_requiring_an_nkey(tmp_path: Path) -> None:
         await assert_works(url, NatsAuth(nkey_seed_file=seed_file))
 
 
-@pytest.mark.skipif(HAS_NKEYS, reason="checks the message given when the nkeys package is missing")
-async def test_nkey_settings_without_the_nkeys_package_are_a_clear_error(tmp_path: Path) -> None:
+async def test_nkey_settings_without_the_nkeys_package_are_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An nkey seed or .creds file without the nkeys package fails before connecting, naming the package."""
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nkeys" else find_spec(name, *a))
     seed_file = tmp_path / "user.nk"
     seed_file.write_text("SUAEXAMPLE\n")
     for auth in (NatsAuth(nkey_seed_file=seed_file), NatsAuth(creds_file=seed_file)):
