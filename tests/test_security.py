@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -180,6 +181,68 @@ async def test_a_server_requiring_an_nkey(tmp_path: Path) -> None:
         other.write_bytes(nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER))
         await assert_refused(url, NatsAuth(nkey_seed_file=other))
         await assert_works(url, NatsAuth(nkey_seed_file=seed_file))
+
+
+def _operator_mode(root: Path) -> tuple[str, Path, Path]:
+    """An operator, a JetStream-enabled account, a system account and a user, as ``nsc`` would make them (``nsc``
+    is not installed here, so the JWTs are signed with ``nkeys`` directly: base64url header and claims, ed25519
+    signature by the issuer). Returns the server's configuration, the user's ``.creds`` file and a ``.creds`` file
+    of a user signed by an account the server does not know."""
+    import base64
+    import hashlib
+    import time
+
+    import nkeys
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    def keypair(prefix: int) -> tuple[bytes, Any]:
+        seed = nkeys.encode_seed(os.urandom(32), prefix)
+        return seed, nkeys.from_seed(bytearray(seed))
+
+    def jwt(issuer: Any, subject: Any, kind: str, name: str, **nats: Any) -> str:
+        claims: dict[str, Any] = {"iat": int(time.time()), "iss": issuer.public_key.decode(), "name": name,
+                                  "sub": subject.public_key.decode(), "nats": {"type": kind, "version": 2, **nats}}  # fmt: skip
+        claims["jti"] = base64.b32encode(hashlib.sha256(json.dumps(claims).encode()).digest()).decode().rstrip("=")
+        signing = b64(b'{"typ":"JWT","alg":"ed25519-nkey"}') + "." + b64(json.dumps(claims).encode())
+        return signing + "." + b64(issuer.sign(signing.encode()))
+
+    def creds(user_jwt: str, seed: bytes) -> str:
+        return (f"-----BEGIN NATS USER JWT-----\n{user_jwt}\n------END NATS USER JWT------\n\n"
+                f"-----BEGIN USER NKEY SEED-----\n{seed.decode()}\n------END USER NKEY SEED------\n")  # fmt: skip
+
+    _, operator = keypair(nkeys.PREFIX_BYTE_OPERATOR)
+    _, account = keypair(nkeys.PREFIX_BYTE_ACCOUNT)
+    _, stranger = keypair(nkeys.PREFIX_BYTE_ACCOUNT)
+    _, system = keypair(nkeys.PREFIX_BYTE_ACCOUNT)
+    user_seed, user = keypair(nkeys.PREFIX_BYTE_USER)
+    other_seed, other = keypair(nkeys.PREFIX_BYTE_USER)
+    unlimited = {"subs": -1, "data": -1, "payload": -1, "conn": -1}
+    js = {**unlimited, "mem_storage": -1, "disk_storage": -1, "streams": -1, "consumer": -1}
+    (root / "operator.jwt").write_text(
+        jwt(operator, operator, "operator", "op", system_account=system.public_key.decode())
+    )
+    config = (
+        f"operator: {root / 'operator.jwt'}\nsystem_account: {system.public_key.decode()}\nresolver: MEMORY\n"
+        f"resolver_preload: {{\n  {account.public_key.decode()}: {jwt(operator, account, 'account', 'A', limits=js)}\n"
+        f"  {system.public_key.decode()}: {jwt(operator, system, 'account', 'SYS', limits=unlimited)}\n}}\n"
+    )
+    good, bad = root / "user.creds", root / "stranger.creds"
+    good.write_text(creds(jwt(account, user, "user", "u", **unlimited), user_seed))
+    bad.write_text(creds(jwt(stranger, other, "user", "x", **unlimited), other_seed))
+    return config, good, bad
+
+
+@pytest.mark.skipif(not HAS_NKEYS, reason="the nkeys package (nats-py[nkeys]) is not installed")
+async def test_a_server_in_operator_mode_takes_a_creds_file(tmp_path: Path) -> None:
+    """A server in operator (JWT) mode refuses no credentials and a user of an unknown account, and takes the
+    user's .creds file: the bus connects, creates its streams and publishes through JetStream."""
+    config, good, bad = _operator_mode(tmp_path)
+    async with nats_server(tmp_path, config) as url:
+        await assert_refused(url)
+        await assert_refused(url, NatsAuth(creds_file=bad))
+        await assert_works(url, NatsAuth(creds_file=good))
 
 
 async def test_nkey_settings_without_the_nkeys_package_are_a_clear_error(
