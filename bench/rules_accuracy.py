@@ -135,6 +135,12 @@ def main() -> None:
             print(f"{name:30}" + "".join(f"{rep.fraction(f):>19.1%}" for f in fields))
         gap = {f: rows["in-sample (shipped lexicon)"].fraction(f) - rows["leave-one-out"].fraction(f) for f in fields}
         print(f"{'gap (in-sample - LOO)':30}" + "".join(f"{gap[f] * 100:>18.1f}p" for f in fields))
+        for name, preds in (("in-sample", shipped), ("leave-one-out", loo)):
+            stored = [s for i, s in zip(idx, rows[name if name == "leave-one-out" else "in-sample (shipped lexicon)"].rules,
+                                        strict=True) if preds[i] is not None]  # fmt: skip
+            right = sum(1 for s in stored if s.triple)
+            print(f"  {name}: coverage {len(stored)}/{len(idx)} rules got an MR; precision {right}/{len(stored)} "
+                  f"stored MRs right ({right / max(1, len(stored)):.1%}) at minimum confidence {min_conf}")  # fmt: skip
         if region == "all":
             continue
         misses: dict[str, Counter[str]] = {f: Counter() for f in ("road_type", "manipulation", "expected_behavior")}
