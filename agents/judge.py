@@ -54,7 +54,7 @@ from bus.events import (
 from runners.ads.models import DrivingModelError
 from runners.ads.pool import ModelPool
 from runners.ads.spec import find_specs
-from tools.common.artifacts import ArtifactStore, RunLayout
+from tools.common.artifacts import ArtifactStore, BadArtifactRefError, RunLayout, check_ref
 from tools.crash.models import CaseVerdict, RunSummary
 from tools.crash.report import write_batch_report
 from tools.crash.verdict import case_verdict
@@ -198,8 +198,40 @@ class JudgeAgent(Agent):
         from runners.detectors import load_detector
 
         if spec not in self._detectors:
-            self._detectors[spec] = load_detector(spec)
+            self._detectors[spec] = load_detector(self._detector_file(spec), name=spec)
         return self._detectors[spec]
+
+    def _detector_file(self, spec: str) -> str:
+        """The ``KIND:PATH`` to load for a submitted ``KIND:REF``: the weights the store holds under the ref, or a
+        model config the ultralytics wheel ships (``yolo:yolov8n.yaml``, built untrained).
+
+        Raises:
+            DetectorSpecError: For a path of this machine (an event may not make the Judge unpickle a file of its
+                choosing; ``drivemt submit tl`` and the console's ``/tl`` upload the weights and name their ref)
+                and for a ref the store does not hold.
+        """
+        from runners.detectors.errors import DetectorSpecError
+
+        kind, sep, rest = spec.partition(":")
+        rest = rest.strip()
+        if not sep or not rest:
+            return spec  # malformed: load_detector says how
+        if "/" not in rest and "\\" not in rest and rest.endswith((".yaml", ".yml")):
+            return spec  # a packaged model config, or no such config: load_detector says which
+        try:
+            ref = check_ref(rest)
+        except BadArtifactRefError:
+            ref = None
+        if ref is None or not ref.startswith(f"{RunLayout.DETECTORS}/"):
+            raise DetectorSpecError(
+                spec[:300],
+                f"a submission names detectors by artefact ref ({RunLayout.DETECTORS}/...): `drivemt submit tl "
+                "--detector KIND:PATH` uploads the weights; the Judge loads no path an event names",
+            )
+        if not self.store.exists(ref):
+            raise DetectorSpecError(spec[:300], "the artefact store holds no such detector")
+        self.store.pull(str(PurePosixPath(ref).parent))
+        return f"{kind}:{self.store.local_path(ref)}"
 
     def _local_manifest(self, out_ref: str, manifest_ref: str, dataset_ref: str | None) -> AugmentationManifest:
         """The augmentation's manifest with its images on this machine.

@@ -72,6 +72,42 @@ async def test_dataset_is_augmented_tested_and_reported(daemon: Daemon, dataset:
     assert v.report and (config.runs_dir / v.report).is_file() and verdict.correlation_id == ev.correlation_id
 
 
+@pytest.mark.slow
+async def test_the_judge_loads_detectors_from_the_store_and_refuses_local_paths(
+    daemon: Daemon, dataset: Path, config: DrivemtConfig, tmp_path: Path
+) -> None:
+    """A detector named by a path of the daemon's machine is refused with the reason (weights would be unpickled
+    from a file an event chose); the same file imported into the artefact store (``import_detectors``, as
+    ``drivemt submit tl`` does) is loaded from there and tested."""
+    import shutil
+
+    from runners.clients.tl import import_detectors
+    from runners.detectors.yolo import packaged_model_yaml
+    from tools.common.artifacts import LocalArtifactStore
+
+    packaged = packaged_model_yaml("yolov8n.yaml")
+    assert packaged is not None
+    local = tmp_path / "yolov8n.yaml"
+    shutil.copyfile(packaged, local)
+    assert daemon.bus is not None
+    s = daemon.bus.subjects
+    rec = await Recorder().watch(daemon.bus, s.tl_verdict, s.errors(ErrorDomain.JUDGE))
+    await daemon.bus.publish(submitted(dataset, transforms=["RN"], detectors=[f"yolo:{local}"], fraction=0.5))
+    await rec.wait_for(lambda evs: any(isinstance(e, ErrorReported) for e in evs), timeout=120)
+    reasons = " | ".join(e.payload.reason for e in rec.of(ErrorReported))  # type: ignore[attr-defined]
+    assert "artefact ref" in reasons and not rec.of(TLVerdict), reasons
+    (spec,) = import_detectors(LocalArtifactStore(config.runs_dir), [f"yolo:{local}"])
+    assert spec.startswith("yolo:detectors/") and spec.endswith("/yolov8n.yaml")
+    assert import_detectors(LocalArtifactStore(config.runs_dir), [f"yolo:{local}", "yolo:yolov8n.yaml"]) == [
+        spec,
+        "yolo:yolov8n.yaml",
+    ]  # by content, once; a packaged config passes as it is
+    await daemon.bus.publish(submitted(dataset, transforms=["RN"], detectors=[spec], fraction=0.5))
+    await rec.wait_for(lambda evs: any(isinstance(e, TLVerdict) for e in evs), timeout=240)
+    (verdict,) = rec.of(TLVerdict)
+    assert verdict.payload.detectors == [spec] and verdict.payload.pairs > 0  # type: ignore[attr-defined]
+
+
 async def test_unreadable_and_malformed_datasets_get_error_events(daemon: Daemon, tmp_path: Path) -> None:
     """A folder that is no dataset and an event with an unknown transformation each get an error; the agent goes on."""
     assert daemon.bus is not None

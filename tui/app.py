@@ -379,6 +379,13 @@ class DrivemtApp(App[None]):
             dataset = Path(paths[0]).expanduser().resolve()
             if not dataset.exists():
                 raise ValueError(f"no such dataset: {dataset}")
+            # The Judge loads detectors' weights from the daemon's artefact store only.
+            if self.case_store is not None:
+                from runners.clients.tl import import_detectors
+
+                detectors = import_detectors(self.case_store, detectors)
+            elif any(Path(d.partition(":")[2]).expanduser().is_file() for d in detectors):
+                raise ValueError("this console has no artefact store for detector weights: start it with `drivemt tui`")
             payload = TLDatasetPayload(dataset=str(dataset), detectors=detectors)
             return [TLDatasetSubmitted(producer="tui", payload=payload)]
         if command == "/cases":

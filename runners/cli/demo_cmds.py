@@ -210,7 +210,9 @@ def demo(
                 failed.append("some crash cases got no verdict in time")
         if "tl" in chosen:
             tl_inputs = await asyncio.to_thread(_demo_detector, cfg, tl_train_seconds, tl_train_images)
-            link, ok = _finish_tl(cfg, await _tl_part(bus, tl_inputs))
+            from tools.common.artifacts import LocalArtifactStore
+
+            link, ok = _finish_tl(cfg, await _tl_part(bus, tl_inputs, LocalArtifactStore(cfg.runs_dir)))
             if link:
                 links.append(link)
             if not ok:
@@ -339,16 +341,17 @@ async def _crashes_part(bus: Any, variants: int) -> Any:
         )
 
 
-async def _tl_part(bus: Any, tl_inputs: tuple[Path, str]) -> Any:
+async def _tl_part(bus: Any, tl_inputs: tuple[Path, str], store: Any) -> Any:
     from bus import TLDatasetSubmitted
     from bus.events import TLDatasetPayload
-    from runners.clients.tl import wait_for_tl
+    from runners.clients.tl import import_detectors, wait_for_tl
 
     data, detector = tl_inputs
+    detectors = import_detectors(store, [detector])  # the Judge loads detectors from the artefact store
     event = TLDatasetSubmitted(
         producer="demo",
         payload=TLDatasetPayload(
-            dataset=str(data), split="test", detectors=[detector], fraction=0.5, seed=0, name="synthetic"
+            dataset=str(data), split="test", detectors=detectors, fraction=0.5, seed=0, name="synthetic"
         ),
     )
     with progress_bar("traffic lights") as update:

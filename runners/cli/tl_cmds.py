@@ -456,6 +456,15 @@ def submit_tl(
         )
         async with connect_bus(cfg, name="drivemt-submit") as bus:
             with bus_artifacts(cfg, bus) as objects:
+                if detector:  # the Judge loads detectors from the artefact store only
+                    from runners.clients.tl import import_detectors
+                    from tools.common.artifacts import LocalArtifactStore
+
+                    specs = await asyncio.to_thread(
+                        import_detectors, objects or LocalArtifactStore(cfg.runs_dir), list(detector)
+                    )
+                    payload = event.payload.model_copy(update={"detectors": specs})
+                    event = event.model_copy(update={"payload": payload})
                 if objects is not None:  # workers elsewhere read the dataset from the Object Store
                     from runners.clients.tl import upload_dataset
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from bus import (
 from runners.clients.collector import Collector
 from tools.common.artifacts import ArtifactStore, RunLayout
 
-__all__ = ["TLOutcome", "upload_dataset", "wait_for_tl"]
+__all__ = ["TLOutcome", "import_detectors", "upload_dataset", "wait_for_tl"]
 
 
 @dataclass
@@ -85,6 +86,33 @@ async def wait_for_tl(
         await bus.publish(event)
         await collector.wait(lambda: outcome.complete, timeout=timeout)
     return outcome
+
+
+def import_detectors(store: ArtifactStore, specs: Sequence[str]) -> list[str]:
+    """Put the weights of ``KIND:PATH`` detectors into the artefact store once, by content, and name them there.
+
+    A submission names detectors by artefact ref (``yolo:detectors/<digest>/best.pt``): the Judge loads what the
+    store holds, on any machine, and never a path an event names on its own machine (a checkpoint is unpickled).
+    A spec whose path is no local file (``yolo:yolov8n.yaml``, a model config the ultralytics wheel ships, or a
+    mistake) is passed on as it is, for the Judge to build or to refuse with the reason.
+
+    Returns:
+        The specs to submit, in order.
+    """
+    out = []
+    for spec in specs:
+        kind, sep, rest = spec.partition(":")
+        path = Path(rest.strip()).expanduser()
+        if not sep or not rest.strip() or not path.is_file():
+            out.append(spec)
+            continue
+        with path.open("rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()[:16]
+        ref = f"{RunLayout.DETECTORS}/{digest}/{path.name}"
+        if not store.exists(ref):
+            store.put(ref, path)
+        out.append(f"{kind.strip().lower()}:{ref}")
+    return out
 
 
 def upload_dataset(store: ArtifactStore, dataset: Path, batch: str) -> str:

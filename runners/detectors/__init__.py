@@ -52,17 +52,20 @@ __all__ = [
 ]
 
 
-def load_detector(spec: str | DetectorSpec, *, threads: int | None = DEFAULT_TORCH_THREADS) -> Detector:
+def load_detector(
+    spec: str | DetectorSpec, *, name: str | None = None, threads: int | None = DEFAULT_TORCH_THREADS
+) -> Detector:
     """Load a detector from a local file.
 
     Args:
         spec: ``yolo:PATH`` (ultralytics ``.pt`` weights, or a model yaml such as ``yolov8n.yaml`` built
             untrained with the four states), ``frcnn:PATH`` or ``ssdlite:PATH`` (checkpoints written by
             :func:`train_detector`).
+        name: Its name in reports (the spec when None; the Judge names a detector by its submitted ref).
         threads: Torch intra-op threads (two by default: the machines are small and shared).
 
     Returns:
-        The detector; its ``name`` is the spec.
+        The detector, named.
 
     Raises:
         DetectorSpecError: Malformed spec or missing file.
@@ -71,7 +74,7 @@ def load_detector(spec: str | DetectorSpec, *, threads: int | None = DEFAULT_TOR
         DetectorClassesError: A model whose classes are not traffic-light states.
     """
     parsed = DetectorSpec.parse(spec) if isinstance(spec, str) else spec
-    name = str(parsed)
+    name = name or str(parsed)
     if parsed.kind == "yolo":
         from runners.detectors.yolo import load_yolo
 

@@ -171,6 +171,7 @@ class RunLayout:
 
     CASE_FILE = "case.json"
     VERDICT_FILE = "verdict.json"
+    DETECTORS = "detectors"  # traffic-light detectors' weights, by content (``detectors/<digest>/<file>``)
 
     @staticmethod
     def batch(batch_id: str) -> str:
