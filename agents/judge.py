@@ -201,6 +201,15 @@ class JudgeAgent(Agent):
             self._detectors[spec] = load_detector(self._detector_file(spec), name=spec)
         return self._detectors[spec]
 
+    @staticmethod
+    def _model_ref(spec: str) -> bool:
+        """Whether a submitted driving-model spec is an artefact ref under ``models/`` (as ``import_models`` puts
+        them), not a path of this machine."""
+        try:
+            return check_ref(spec).startswith("models/")
+        except BadArtifactRefError:
+            return False
+
     def _detector_file(self, spec: str) -> str:
         """The ``KIND:PATH`` to load for a submitted ``KIND:REF``: the weights the store holds under the ref, or a
         model config the ultralytics wheel ships (``yolo:yolov8n.yaml``, built untrained).
@@ -372,6 +381,12 @@ class JudgeAgent(Agent):
         errors: list[str] = []
         for spec in specs:
             try:
+                if p.models and not self._model_ref(spec):
+                    raise DrivingModelError(
+                        Path(spec).stem[:80],
+                        "a submission names driving models by artefact ref (models/...): `drivemt submit cases "
+                        "--models DIR` uploads them; the Judge loads no path an event names",
+                    )
                 s_pred = await asyncio.to_thread(self._pool.predict, spec, source)
                 f_pred = await asyncio.to_thread(self._pool.predict, spec, follow.case, cache=False)
             except (DrivingModelError, BadInputError) as exc:

@@ -296,6 +296,15 @@ async def test_cases_become_validated_follow_ups_through_the_daemon(
     assert results.batch.payload.valid == valid
     predictions = list((config.runs_dir / "predictions").rglob("*.json"))
     assert len(predictions) >= 2 * valid  # sources and follow-ups, cached in the store
+    # A submission that names a model by a path of the daemon's machine gets an error naming the rule, no verdict.
+    local = [str((models / "bright.json").resolve())]
+    _, again, _ = case_submissions(store, tmp_path / "set", region="germany", per_event=8, models=local, seed=1)
+    again_results = await submit_cases_and_collect(daemon.bus, again, timeout=180)
+    assert again_results.complete()
+    refused = [e.payload.reason for e in again_results.model_errors]  # type: ignore[attr-defined]
+    judged_again = [o.judged.payload for o in again_results.outcomes.values() if o.valid]  # type: ignore[union-attr]
+    assert judged_again and all(not j.verdicts for j in judged_again)
+    assert refused and all("artefact ref" in r for r in refused), refused
 
 
 def _brightness_models(folder: Path) -> Path:
