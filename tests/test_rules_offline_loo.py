@@ -76,3 +76,21 @@ def test_low_confidence_rejects_with_a_reason(
     rejected = strict.validator.validate_sync(rule, strict.parser.parse(rule))
     assert not any(v.accepted for v in rejected)
     assert any("confidence" in reason and "below 0.99" in reason for v in rejected for reason in v.reasons)
+
+
+def test_packaged_vectors_are_the_embedders_own_and_another_model_computes_its_own(
+    embedder: MiniLMEmbedder,
+) -> None:
+    """The packaged vectors are MiniLM's vectors of today's records (if the records change without
+    ``scripts/reference_vectors.py``, the digest no longer matches and this fails); another model's name, or other
+    texts, get none."""
+    import numpy as np
+
+    from tools.rules.retrieval import packaged_vectors
+
+    texts = [r.text for r in load_reference_records()]
+    packaged = packaged_vectors(embedder.name, texts)
+    assert packaged is not None, "run scripts/reference_vectors.py"
+    assert np.allclose(packaged, embedder.encode(texts), atol=1e-4)
+    assert packaged_vectors("another-model", texts) is None
+    assert packaged_vectors(embedder.name, texts[:-1]) is None
