@@ -194,3 +194,17 @@ def test_lanes_counted_per_direction(extractor: OfflineCrashExtractor, road: str
     )
     net = extract(extractor, text).to_safe()["Road network"]
     assert (net["No_lanes"], net["No_ways"]) == (lanes, 2)
+
+
+def test_the_light_condition_beats_the_clock_and_a_negated_weather_word_names_none(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """'early morning hours' with 'dark' is a night; 'it was not raining' names no rain."""
+    base = "Vehicle one (V1), a 2004 Toyota Camry was traveling west on a two-lane, two-way road. "
+    end = " The front of V1 struck a tree."
+    night = extract(extractor, base + "The crash happened in the early morning hours and it was dark." + end)
+    assert night.env.time == "Nighttime"
+    dry = extract(extractor, base + "It was daylight and it was not raining." + end)
+    assert (dry.env.time, dry.env.weather) == ("Daytime", "Not mentioned")
+    wet = extract(extractor, base + "It was daylight and it was raining." + end)
+    assert wet.env.weather == "Rainy"

@@ -94,6 +94,8 @@ _BOUND_PAIR = re.compile(
     r"(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?\b",
     re.IGNORECASE,
 )
+# A weather word right after a negation ("it was not snowing", "no rain") names no weather.
+_NEGATED = re.compile(r"\b(?:not|no|without)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 _LANE_POS = re.compile(
     r"\b(right|left|inside|outside|middle|center|centre|curb|median)[\s-]+(?:\w+bound\s+)?(?:travel\s+)?(?:turn\s+|left-turn\s+)?lane",
@@ -139,6 +141,7 @@ class OfflineCrashExtractor:
         self._dirs = [(d, _phrase_re(ph)) for d, ph in lex["directions"].items()]
         self._ramp = _phrase_re(lex["ramp_words"])
         self._time = [(t, _phrase_re(ph)) for t, ph in lex["time_cues"].items()]
+        self._clock_words = {w.lower() for w in lex.get("time_clock_words", [])}
         self._weather = [(w, _inflected_re(ph)) for w, ph in lex["weather_cues"].items()]
         self._actions = [(a, _phrase_re(ph)) for a, ph in lex["action_cues"].items()]
         self._post = _phrase_re(lex["post_impact_words"])
@@ -434,12 +437,19 @@ class OfflineCrashExtractor:
         ]
         env_text = " ".join(dict.fromkeys(env_sentences))
         time = "Not mentioned"
-        hits = [(m.start(), t) for t, p in self._time for m in [p.search(env_text)] if m]
+        # The light condition ("dark", "daylight") says more than the clock ("early morning hours under dark
+        # conditions" is a night); otherwise the first cue wins.
+        hits = [
+            (m.group(0).lower() in self._clock_words, m.start(), t)
+            for t, p in self._time
+            for m in [p.search(env_text)]
+            if m
+        ]
         if hits:
-            time = min(hits)[1]
+            time = min(hits)[2]
         weather = "Not mentioned"
         for w, p in self._weather:
-            if p.search(env_text):
+            if any(not _NEGATED.search(env_text, max(0, m.start() - 16), m.start()) for m in p.finditer(env_text)):
                 weather = w
                 break
         if weather == "Clear" and time == "Nighttime":
