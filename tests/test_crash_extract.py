@@ -208,3 +208,13 @@ def test_the_light_condition_beats_the_clock_and_a_negated_weather_word_names_no
     assert (dry.env.time, dry.env.weather) == ("Daytime", "Not mentioned")
     wet = extract(extractor, base + "It was daylight and it was raining." + end)
     assert wet.env.weather == "Rainy"
+
+
+def test_a_road_that_curved_is_a_curve(extractor: OfflineCrashExtractor) -> None:
+    """'a road that curved to the left' is a curve, as 'a curve' and 'curving' are."""
+    text = (
+        "Vehicle one (V1), a 2012 Honda Civic, was traveling east on a two-lane, two-way road that curved to the "
+        "left. Vehicle two (V2), a 2010 Ford Focus, was traveling west. It was daylight. V1 crossed the centerline "
+        "and struck V2."
+    )
+    assert extract(extractor, text).road_network.road_type == "Curve"
