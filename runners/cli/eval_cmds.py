@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,6 +35,22 @@ def _load_references(path: Path) -> list[dict[str, Any]]:
             raise fail(f"{path}:{lineno}: expected 'text' and 'reference_parsed' (see shared/data/rules)")
         rows.append(obj)
     return rows
+
+
+def _who_answered(rows: list[dict[str, Any]]) -> str:
+    """Which parsers and validators produced the scored MRs, and how many rules got none (a miss each)."""
+    parsers = Counter(str(r["parser"]) for r in rows if r.get("parser"))
+    validators = Counter(str(r["validator"]) for r in rows if r.get("validator"))
+    rejected = sum(1 for r in rows if str(r.get("error", "")).startswith("rejected"))
+    failed = sum(1 for r in rows if not r.get("road_type") and not str(r.get("error", "")).startswith("rejected"))
+
+    def named(c: Counter[str]) -> str:
+        return ", ".join(f"{k} ({n})" for k, n in c.most_common()) or "none"
+
+    return (
+        f"answered by parser {named(parsers)}; validator {named(validators)}; "
+        f"no MR: {rejected} rejected, {failed} without a result (each counts as a miss)"
+    )
 
 
 @eval_app.command("rules")
@@ -97,11 +114,13 @@ def eval_rules(
     ]
     report = score_rules(ontology, items)
     base = score_rules(ontology, [(rid, reg, baseline_prediction(), rf) for rid, reg, _, rf in items])
+    answered = _who_answered(rows)
     if json_out:
         print(json.dumps(report.as_dict()))
         err_console.print(
             f"constant baseline (any roads / a pedestrian / slow down): {json.dumps(base.as_dict())}", soft_wrap=True
         )
+        err_console.print(answered, soft_wrap=True, highlight=False)
         return
     table = Table(title=f"{file.name}: {report.n} rules", title_justify="left")
     table.add_column("field")
@@ -110,6 +129,7 @@ def eval_rules(
     for name in ("road_type", "manipulation", "expected_behavior", "triple"):
         table.add_row(name, f"{report.fraction(name):.1%}", f"{base.fraction(name):.1%}")
     console.print(table)
+    console.print(answered, highlight=False)
     wrong = [r for r in report.rules if not r.triple]
     if wrong:
         console.print(f"\n{len(wrong)} rule(s) not matching a reference triple:")
