@@ -131,6 +131,25 @@ def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
     assert {m.term.normalised for m in analysis.manipulations if m.surface.lower() == "bus"} == {"school bus"}
 
 
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        ("Carpool lanes are for vehicles with two or more people.", "high-occupancy vehicle (hov) lanes"),
+        ("Use the two-way left turn lane only to begin or end a left turn.", "center left turn lanes"),
+        ("Always obey a regulatory sign.", "red and white regulatory sign"),
+        ("Watch for adults riding a tricycle on the shoulder.", "tricycle"),
+        ("Botts dots mark the lanes on many freeways.", "raised pavement markers"),
+    ],
+)
+def test_california_terms_by_their_handbook_names(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """California ontology terms whose labels are rarely written out ('High-Occupancy Vehicle (HOV) Lanes') are
+    found by the names a handbook gives them."""
+    mr = best(parser, validator, text, region="california")
+    assert mr is not None and term in mr.manipulation.lower(), mr
+
+
 def test_signal_colours_need_a_signal_context(parser: OntologyGroundedParser) -> None:
     """'Red' means a red light at an intersection, but a yellow line is no signal."""
     red = parser.analyse(rule('Red orders: "Stop before the intersection."'))
