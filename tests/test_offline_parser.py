@@ -109,6 +109,19 @@ def test_what_a_rule_names_only_to_rule_out_goes_last(parser: OntologyGroundedPa
     assert not any(m.ruled_out for m in kept.manipulations)
 
 
+def test_a_sentence_of_examples_names_the_subject(parser: OntologyGroundedParser) -> None:
+    """'This includes roller skates' lists what the rule is about; 'including roller skates' inside a sentence is
+    an aside, ranked down as before."""
+
+    def skates(text: str) -> float:
+        analysis = parser.analyse(rule(text, region="california"))
+        return next(m.score for m in analysis.manipulations if m.term.normalised == "person using roller skate")
+
+    defining = skates("Watch for people moving on the road. This includes roller skates and scooters.")
+    aside = skates("Watch for people moving on the road, including roller skates and scooters.")
+    assert defining - aside > 1.0
+
+
 def test_a_compound_names_its_last_noun(ontology: Ontology) -> None:
     """'light rail tracks' are tracks (a railroad crossing), not a rail vehicle: 'light rail' (a vehicle) and 'rail
     track' (a place) overlap, and the one that runs on to the right is the head (here without the lexicon's

@@ -77,6 +77,7 @@ def filter_phrases(lexicon: Lexicon, keep: Callable[[str], bool]) -> Lexicon:
         behavior_cues={b: [(p, w) for p, w in cues if keep(p)] for b, cues in lexicon.behavior_cues.items()},
         ego_phrases=[p for p in lexicon.ego_phrases if keep(p)],
         exclusion_words=[p for p in lexicon.exclusion_words if keep(p)],
+        defining_openers=[p for p in lexicon.defining_openers if keep(p)],
         specialised_generics={
             k: v for k, v in lexicon.specialised_generics.items() if keep(f"specialised_generics:{k}")
         },
@@ -93,6 +94,7 @@ def all_phrases(lexicon: Lexicon) -> set[str]:
         out.update(p for p, _ in cues)
     out.update(lexicon.ego_phrases)
     out.update(lexicon.exclusion_words)
+    out.update(lexicon.defining_openers)
     return out
 
 

@@ -160,6 +160,7 @@ class _RegionModel:
         self.trigger_words = {tokens(w)[0] for w in lexicon.trigger_words if tokens(w)}
         self.secondary = [tokens(w) for w in lexicon.secondary_words if tokens(w)]
         self.exclusions = [tokens(w) for w in lexicon.exclusion_words if tokens(w)]
+        self.defining = [tokens(w) for w in lexicon.defining_openers if tokens(w)]
         self.colour_words = {w: colour for colour, words in lexicon.signal_colours.items() for w in words}
         self.signal_context = [tokens(w) for w in lexicon.signal_context]
         self.non_signal = {fold for n in lexicon.non_signal_nouns for fold in tokens(n)}
@@ -330,7 +331,11 @@ class OntologyGroundedParser:
         before = words[lo : m.start]
         if any(w in model.trigger_words for w in before):
             score += 1.0
-        if any(_find(before, sec) >= 0 for sec in model.secondary):
+        # "This includes roller skates, a skateboard": a sentence that opens by listing what the previous one's
+        # subject covers names the rule's subject by example, not an aside.
+        defining = toks[lo].sentence == sentence and (lo == 0 or toks[lo - 1].sentence != sentence)
+        defining = defining and any(tuple(before[: len(d)]) == d for d in model.defining)
+        if any(_find(before, sec) >= 0 for sec in model.secondary) and not defining:
             score -= 1.5
         window = words[max(lo, m.start - 6) : m.end]
         # "with or without a crosswalk" rules nothing out.
