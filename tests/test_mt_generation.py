@@ -187,6 +187,12 @@ def test_validity_passes_a_good_follow_up_and_each_check_refuses_its_broken_case
     assert wrong_road.failing() == ["scenario_alignment"]
     unchanged = check_followup(src, src, source=case, description=described, mr=good)
     assert "manipulation_verification" in unchanged.failing()
+    # Half of the view replaced in one piece is another scene, not one thing added (added things changed at most 6 %
+    # of a synthetic frame, bench/validity_agreement.py).
+    swapped = [f.copy() for f in fol]
+    for f in swapped:
+        f[f.shape[0] * 11 // 20 :] = 255 - f[f.shape[0] * 11 // 20 :]
+    assert "scenario_alignment" in check_followup(src, swapped, source=case, description=described, mr=good).failing()
     turn = check_followup(
         src, fol, source=case, description=described, mr=good.model_copy(update={"expected_behavior": "turn left"})
     )

@@ -33,7 +33,7 @@ CheckName = Literal["scenario_alignment", "manipulation_verification", "logical_
 THRESHOLDS = {
     "scene_ssim": 0.72,
     "layout_correlation": 0.3,
-    "changed_share_max": 0.6,
+    "changed_share_max": 0.35,
     "scattered_share": 0.08,
     "blob_of_changes_min": 0.35,
     "blob_share_min": 0.00035,
@@ -41,7 +41,11 @@ THRESHOLDS = {
     "weather_change_min": 0.5,
     "surface_change_min": 3.0,
 }
-"""Calibrated on synthetic follow-ups (seed 31); ``bench/validity_agreement.py`` measures them on others."""
+"""Calibrated on synthetic follow-ups (seed 31); ``bench/validity_agreement.py`` measures them on others.
+
+``changed_share_max``: an added thing changed at most 6 % of a synthetic first frame (p99 3.8 %, 150 follow-ups at
+320x160), another scene's frames 9-90 % (median 69 %); 0.35 leaves room for a large object close to the camera and
+refuses 36 of 40 swapped scenes on the held-out seed (0.6 refused 26)."""
 
 
 def _grey(img: np.ndarray) -> np.ndarray:
