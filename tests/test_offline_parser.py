@@ -152,6 +152,8 @@ def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
         ("Always obey a regulatory sign.", "red and white regulatory sign"),
         ("Watch for adults riding a tricycle on the shoulder.", "tricycle"),
         ("Botts dots mark the lanes on many freeways.", "raised pavement markers"),
+        ("Slow down when you see a diamond-shaped sign.", "warning signs"),
+        ("Orange signs mark road work ahead; slow down.", "work zone sign"),
     ],
 )
 def test_california_terms_by_their_handbook_names(
