@@ -218,3 +218,19 @@ def test_a_road_that_curved_is_a_curve(extractor: OfflineCrashExtractor) -> None
         "and struck V2."
     )
     assert extract(extractor, text).road_network.road_type == "Curve"
+
+
+@pytest.mark.parametrize("style", ["Vehicle 1", "Vehicle #1", "Vehicle No. 1", "vehicle one", "Unit 1"])
+def test_vehicles_named_by_number_are_read_as_v_numbers(extractor: OfflineCrashExtractor, style: str) -> None:
+    """'Vehicle 1' / 'Vehicle #1' / 'vehicle one' narratives read like V1 ones: the truck is V1's, and 'a one-vehicle
+    crash' or 'one-way' name no vehicle."""
+    first, second = style, style.replace("1", "2").replace("one", "two")
+    text = (
+        f"{first}, a 2006 Kenworth T800 dump truck, was eastbound on a curving two-lane, one-way rural road. "
+        f"{second}, a 2013 Subaru Outback, was westbound. It was daylight. {first} crossed the center line and "
+        f"struck {second} head-on. It was not a one-vehicle crash."
+    )
+    s = extract(extractor, text)
+    assert [a.id for a in s.actors] == ["V1", "V2"]
+    assert s.actor("V1").vehicle_class == "Truck" and s.actor("V2").vehicle_class == "Car"
+    assert ("V1", "V2") in s.collisions or ("V2", "V1") in s.collisions

@@ -73,6 +73,27 @@ def _inflected_re(phrases: list[str]) -> re.Pattern[str]:
 _SENTENCE = re.compile(r"(?<=[a-z0-9)\]])\s*\.\s+(?=[A-Z(])|\n\s*\n")
 _VEHICLE_ID = re.compile(r"\bV(\d{1,2})\b")
 _INTRO = re.compile(r"\bVehicle\s+(?:one|two|three|four|five|six|\d+)\s*\(\s*V(\d{1,2})\b[^)]*\)", re.IGNORECASE)
+# "Vehicle 1", "Vehicle #2", "vehicle two", "Veh. 3", "Unit 1": the same vehicles as V1, V2 ... (an intro such as
+# "Vehicle one (V1 - case vehicle)" names its V-number itself and is left to _INTRO).
+_NUMBERED_VEHICLE = re.compile(
+    r"\b(?:vehicle|veh\.|unit)\s*(?:#\s*|no\.\s*|number\s+)?"
+    r"(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine)\b(?![\w-])(?!\s*\(\s*V\d)",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+def number_vehicles(summary: str) -> str:
+    """The summary with every vehicle named by its number ("Vehicle 1", "vehicle two", "Unit #3") written as crash
+    narratives number them (V1, V2 ...), so that narratives in either style are read alike."""
+
+    def v(m: re.Match[str]) -> str:
+        n = m.group("n").lower()
+        return f"V{_NUMBER_WORDS.get(n) or int(n)}"
+
+    return _NUMBERED_VEHICLE.sub(v, summary)
+
+
 _STRIKE = re.compile(
     r"\b(struck|strike|strikes|striking|impacted|collided|collision with|hit|sideswiped|sideslapped|contacted|rear-ended)\b",
     re.IGNORECASE,
@@ -156,12 +177,13 @@ class OfflineCrashExtractor:
             NotACrashReportError: If the summary is empty, too long, or names no vehicle.
             ScenarioError: If the result fails the DSL's checks (a defect of the rules; reported).
         """
-        text = " ".join(report.summary.split())
+        summary = number_vehicles(report.summary)
+        text = " ".join(summary.split())
         if not text:
             raise NotACrashReportError(report.case_id, "the crash summary is empty")
         if len(report.summary.encode("utf-8")) > MAX_SUMMARY_BYTES:
             raise NotACrashReportError(report.case_id, f"the summary is over {MAX_SUMMARY_BYTES // 1024} KB")
-        sentences = [s.strip() for s in _SENTENCE.split(report.summary) if s and s.strip()]
+        sentences = [s.strip() for s in _SENTENCE.split(summary) if s and s.strip()]
         meta = self._meta(report.case_id, text, sentences)
         meta = self._validate_meta(meta)
         template = self._templates(meta.road_type)
