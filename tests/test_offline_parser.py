@@ -122,6 +122,24 @@ def test_a_sentence_of_examples_names_the_subject(parser: OntologyGroundedParser
     assert defining - aside > 1.0
 
 
+def test_words_that_name_no_term_where_they_stand(parser: OntologyGroundedParser) -> None:
+    """A blind spot is no blind pedestrian; a turn signal, turning the lights on and deer that cross roads are no
+    junction; a blind pedestrian and a right turn still are what they were."""
+    spot = parser.analyse(rule("Check your blind spot before changing lanes.", region="california"))
+    assert not {m.term.normalised for m in spot.manipulations} & {"guide dog user", "blind pedestrian"}
+    for text in (
+        "Use your turn signal before changing lanes.",
+        "Turn on your headlights in fog.",
+        "Deer often cross roads at dusk.",
+    ):
+        assert "intersection" not in {m.term.normalised for m in parser.analyse(rule(text)).road_types}, text
+    assert "intersection" in {
+        m.term.normalised for m in parser.analyse(rule("Slow down before you turn right.")).road_types
+    }
+    blind = parser.analyse(rule("Stop for a blind person with a white cane.", region="california"))
+    assert "guide dog user" in {m.term.normalised for m in blind.manipulations}
+
+
 def test_a_compound_names_its_last_noun(ontology: Ontology) -> None:
     """'light rail tracks' are tracks (a railroad crossing), not a rail vehicle: 'light rail' (a vehicle) and 'rail
     track' (a place) overlap, and the one that runs on to the right is the head (here without the lexicon's

@@ -78,6 +78,7 @@ def filter_phrases(lexicon: Lexicon, keep: Callable[[str], bool]) -> Lexicon:
         ego_phrases=[p for p in lexicon.ego_phrases if keep(p)],
         exclusion_words=[p for p in lexicon.exclusion_words if keep(p)],
         defining_openers=[p for p in lexicon.defining_openers if keep(p)],
+        not_terms=[p for p in lexicon.not_terms if keep(p)],
         specialised_generics={
             k: v for k, v in lexicon.specialised_generics.items() if keep(f"specialised_generics:{k}")
         },
@@ -95,6 +96,7 @@ def all_phrases(lexicon: Lexicon) -> set[str]:
     out.update(lexicon.ego_phrases)
     out.update(lexicon.exclusion_words)
     out.update(lexicon.defining_openers)
+    out.update(lexicon.not_terms)
     return out
 
 

@@ -128,6 +128,9 @@ class _RegionModel:
         self.road_matcher = PhraseMatcher(road_patterns.values())
 
         self.ego_matcher = PhraseMatcher(Pattern(tokens(p), "ego", "ego") for p in lexicon.ego_phrases)
+        self.not_term_matcher = PhraseMatcher(
+            (Pattern(tokens(p), "none", "none") for p in lexicon.not_terms), max_gap=0
+        )
         self.cue_matcher = PhraseMatcher(
             (
                 Pattern(tokens(phrase), behavior, "cue", weight)
@@ -229,13 +232,16 @@ class OntologyGroundedParser:
         """Find every term, place and behaviour cue in one rule (no embeddings)."""
         model = self.region_model(rule.region)
         toks = tokenize_rule(rule.text)
-        masked = frozenset(i for m in model.ego_matcher.find(toks) for i in range(m.start, m.end))
+        # Words that name no term where they stand ("blind spot", "turn signal") hide from every matcher; the
+        # ego's own words ("your vehicle") hide from the manipulations.
+        plain = frozenset(i for m in model.not_term_matcher.find(toks) for i in range(m.start, m.end))
+        masked = plain | frozenset(i for m in model.ego_matcher.find(toks) for i in range(m.start, m.end))
         manip = [
             self._mention(model, "manipulation", m, toks) for m in model.manipulation_matcher.find(toks, masked=masked)
         ]
         manip += self._colour_mentions(model, toks, masked)
         manip += self._elided_mentions(model, toks, manip)
-        roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks)]
+        roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks, masked=plain)]
         manip = _drop_nested(manip, roads)
         manip = _drop_less_specific(manip)
         manip = _drop_spanning(manip)
