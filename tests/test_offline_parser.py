@@ -131,6 +131,7 @@ def test_words_that_name_no_term_where_they_stand(parser: OntologyGroundedParser
         "Use your turn signal before changing lanes.",
         "Turn on your headlights in fog.",
         "Deer often cross roads at dusk.",
+        "If you see a WRONG WAY sign, pull over and turn around.",
     ):
         assert "intersection" not in {m.term.normalised for m in parser.analyse(rule(text)).road_types}, text
     assert "intersection" in {
@@ -284,3 +285,13 @@ def test_validator_rejects_terms_outside_the_ontology(
     assert not v.accepted
     assert any("manipulation in ontology" in reason for reason in v.reasons)
     assert any("behaviour in ontology" in reason for reason in v.reasons)
+
+
+def test_a_train_puts_the_rule_at_a_railroad_crossing(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A rule about an approaching train that names no place is about a railroad crossing."""
+    mr = best(
+        parser, validator, "Stop at least 15 feet from the nearest rail when a train is approaching.", "california"
+    )
+    assert mr is not None and mr.road_type == "railroad crossings" and "rail vehicle" in mr.manipulation
