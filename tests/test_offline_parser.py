@@ -295,3 +295,14 @@ def test_a_train_puts_the_rule_at_a_railroad_crossing(
         parser, validator, "Stop at least 15 feet from the nearest rail when a train is approaching.", "california"
     )
     assert mr is not None and mr.road_type == "railroad crossings" and "rail vehicle" in mr.manipulation
+
+
+def test_no_article_before_a_plural_or_a_mass_noun(parser: OntologyGroundedParser) -> None:
+    """The Gherkin reads 'adds heavy traffic' and 'adds flaggers (in construction zones)', and still 'adds a school
+    bus'."""
+    for text, want in (
+        ("Expect heavy traffic near the stadium.", "heavy traffic"),
+        ("Slow down when you see a flagger.", "flaggers (in construction zones)"),
+        ("Stop for a school bus.", "a school bus"),
+    ):
+        assert parser.parse(rule(text, region="california"))[0].mr.manipulation == want, text

@@ -440,8 +440,12 @@ class OntologyGroundedParser:
                 else "weather"
             )
             return f"the {aspect} with {text}"
-        if text.split()[0].lower() in {"a", "an", "the"} or (
-            text.lower().endswith("s") and not text.lower().endswith("bus")
+        # No article before a plural or a mass noun ("flaggers (in construction zones)", "heavy traffic").
+        head = text.split("(")[0].strip() or text
+        if (
+            text.split()[0] in {"a", "an", "the"}
+            or (head.endswith("s") and not head.endswith(("bus", "ss")))
+            or head.split()[-1] in _MASS_NOUNS
         ):
             return text
         article = "an" if text[0].lower() in "aeiou" else "a"
@@ -539,6 +543,9 @@ class OntologyGroundedParser:
             terms = self.region_model(region).vocabulary.manipulations
             self._label_indexes[region] = LabelIndex(self.embedder, [t.text for t in terms])
         return self._label_indexes[region]
+
+
+_MASS_NOUNS = frozenset({"traffic", "livestock", "debris", "gravel", "ice", "smoke", "fog", "rain", "snow", "mud"})
 
 
 def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
