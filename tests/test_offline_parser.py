@@ -306,3 +306,14 @@ def test_no_article_before_a_plural_or_a_mass_noun(parser: OntologyGroundedParse
         ("Stop for a school bus.", "a school bus"),
     ):
         assert parser.parse(rule(text, region="california"))[0].mr.manipulation == want, text
+
+
+def test_a_named_kind_of_road_beats_an_implied_place(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """'on motorways' is the rule's own place, so a stop sign does not move the rule to a junction; with only 'the
+    road' named, a red light still implies one."""
+    motorway = parser.parse(rule("On motorways, watch for a stop sign at the end of the hard shoulder."))
+    assert motorway[0].mr.road_type == "any roads" and "stop sign" in motorway[0].mr.manipulation
+    light = best(parser, validator, "A red light on the road means stop.", "california")
+    assert light is not None and light.road_type == "intersection"

@@ -163,6 +163,7 @@ class Lexicon:
     exclusion_words: list[str] = field(default_factory=list)
     defining_openers: list[str] = field(default_factory=list)
     not_terms: list[str] = field(default_factory=list)
+    generic_road_words: list[str] = field(default_factory=list)
     provenance: dict[str, list[str]] = field(default_factory=dict)
     region_road_types: dict[str, list[str]] = field(default_factory=dict)
     source: str = "packaged lexicon.yaml"
@@ -223,6 +224,7 @@ def _parse_lexicon(data: Any, source: str) -> Lexicon:
         exclusion_words=_as_str_list(data, "exclusion_words", source),
         defining_openers=_as_str_list(data, "defining_openers", source),
         not_terms=_as_str_list(data, "not_terms", source),
+        generic_road_words=_as_str_list(data, "generic_road_words", source),
         provenance=_as_map_of_lists(data, "provenance", source),
         region_road_types=_as_map_of_lists(data, "region_road_types", source),
         source=source,

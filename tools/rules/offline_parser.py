@@ -128,6 +128,7 @@ class _RegionModel:
         self.road_matcher = PhraseMatcher(road_patterns.values())
 
         self.ego_matcher = PhraseMatcher(Pattern(tokens(p), "ego", "ego") for p in lexicon.ego_phrases)
+        self.generic_roads = {tokens(w) for w in lexicon.generic_road_words}
         self.not_term_matcher = PhraseMatcher(
             (Pattern(tokens(p), "none", "none") for p in lexicon.not_terms), max_gap=0
         )
@@ -410,6 +411,15 @@ class OntologyGroundedParser:
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
+        # A place of the rule's own that is a kind of road ("on motorways", "in tunnels") is where the rule applies,
+        # whatever a stop sign or a red light would imply; the bare words for a road ("the road") name no place.
+        named = [
+            m
+            for m in analysis.road_types
+            if m.term.normalised == model.any_roads.normalised and tuple(tokens(m.surface)) not in model.generic_roads
+        ]
+        if named:
+            return model.any_roads, named[0].surface
         if manipulation is not None and manipulation.normalised in model.implied_roads:
             road = model.term("road_type", model.implied_roads[manipulation.normalised])
             return road, f"implied by {manipulation.text}"
