@@ -317,3 +317,10 @@ def test_a_named_kind_of_road_beats_an_implied_place(
     assert motorway[0].mr.road_type == "any roads" and "stop sign" in motorway[0].mr.manipulation
     light = best(parser, validator, "A red light on the road means stop.", "california")
     assert light is not None and light.road_type == "intersection"
+
+
+def test_an_especially_clause_is_an_aside(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """'Keep a safe distance from the vehicle ahead, especially at night or in bad weather' is about the vehicle
+    ahead: the weather named after 'especially' is a case of the rule, not its subject."""
+    mr = best(parser, validator, "Keep a safe distance from the vehicle ahead, especially at night or in bad weather.")
+    assert mr is not None and "driver in front" in mr.manipulation
