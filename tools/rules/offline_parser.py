@@ -416,7 +416,9 @@ class OntologyGroundedParser:
         named = [
             m
             for m in analysis.road_types
-            if m.term.normalised == model.any_roads.normalised and tuple(tokens(m.surface)) not in model.generic_roads
+            if m.term.normalised == model.any_roads.normalised
+            and m.gap == 0  # "any other road": a gapped match is the bare words again
+            and tuple(tokens(m.surface)) not in model.generic_roads
         ]
         if named:
             return model.any_roads, named[0].surface
