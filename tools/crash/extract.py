@@ -80,18 +80,6 @@ _NUMBERED_VEHICLE = re.compile(
     r"(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine)\b(?![\w-])(?!\s*\(\s*V\d)",
     re.IGNORECASE,
 )
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
-
-
-def number_vehicles(summary: str) -> str:
-    """The summary with every vehicle named by its number ("Vehicle 1", "vehicle two", "Unit #3") written as crash
-    narratives number them (V1, V2 ...), so that narratives in either style are read alike."""
-
-    def v(m: re.Match[str]) -> str:
-        n = m.group("n").lower()
-        return f"V{_NUMBER_WORDS.get(n) or int(n)}"
-
-    return _NUMBERED_VEHICLE.sub(v, summary)
 
 
 _STRIKE = re.compile(
@@ -177,7 +165,7 @@ class OfflineCrashExtractor:
             NotACrashReportError: If the summary is empty, too long, or names no vehicle.
             ScenarioError: If the result fails the DSL's checks (a defect of the rules; reported).
         """
-        summary = number_vehicles(report.summary)
+        summary = self._number_vehicles(report.summary)
         text = " ".join(summary.split())
         if not text:
             raise NotACrashReportError(report.case_id, "the crash summary is empty")
@@ -254,6 +242,16 @@ class OfflineCrashExtractor:
             collisions=collisions,
             notes=notes,
         )
+
+    def _number_vehicles(self, summary: str) -> str:
+        """The summary with every vehicle named by its number ("Vehicle 1", "vehicle two", "Unit #3") written as crash
+        narratives number them (V1, V2 ...), so that narratives in either style are read alike."""
+
+        def v(m: re.Match[str]) -> str:
+            n = self._count(m.group("n"))
+            return f"V{n}" if n is not None else m.group(0)
+
+        return _NUMBERED_VEHICLE.sub(v, summary)
 
     def _count(self, word: str) -> int | None:
         w = word.lower()
