@@ -41,8 +41,9 @@ def _who_answered(rows: list[dict[str, Any]]) -> str:
     """Which parsers and validators produced the scored MRs, and how many rules got none (a miss each)."""
     parsers = Counter(str(r["parser"]) for r in rows if r.get("parser"))
     validators = Counter(str(r["validator"]) for r in rows if r.get("validator"))
-    rejected = sum(1 for r in rows if str(r.get("error", "")).startswith("rejected"))
-    failed = sum(1 for r in rows if not r.get("road_type") and not str(r.get("error", "")).startswith("rejected"))
+    no_mr = [r for r in rows if not r.get("road_type")]
+    rejected = sum(1 for r in no_mr if str(r.get("error", "")).startswith("rejected"))
+    failed = len(no_mr) - rejected
 
     def named(c: Counter[str]) -> str:
         return ", ".join(f"{k} ({n})" for k, n in c.most_common()) or "none"

@@ -340,8 +340,8 @@ class OntologyGroundedParser:
             score += 1.0
         # "This includes roller skates, a skateboard": a sentence that opens by listing what the previous one's
         # subject covers names the rule's subject by example, not an aside.
-        defining = toks[lo].sentence == sentence and (lo == 0 or toks[lo - 1].sentence != sentence)
-        defining = defining and any(tuple(before[: len(d)]) == d for d in model.defining)
+        at_sentence_start = lo == 0 or toks[lo - 1].sentence != sentence
+        defining = at_sentence_start and any(tuple(before[: len(d)]) == d for d in model.defining)
         if any(_find(before, sec) >= 0 for sec in model.secondary) and not defining:
             score -= 1.5
         window = words[max(lo, m.start - 6) : m.end]
@@ -418,7 +418,7 @@ class OntologyGroundedParser:
             for m in analysis.road_types
             if m.term.normalised == model.any_roads.normalised
             and m.gap == 0  # "any other road": a gapped match is the bare words again
-            and tuple(tokens(m.surface)) not in model.generic_roads
+            and tokens(m.surface) not in model.generic_roads
         ]
         if named:
             return model.any_roads, named[0].surface
