@@ -155,6 +155,38 @@ def test_a_compound_names_its_last_noun(ontology: Ontology) -> None:
     assert "railroad crossing" in {m.term.normalised for m in analysis.road_types}
 
 
+def test_every_lexicon_field_says_how_leave_one_out_drops_it() -> None:
+    """Each field of ``Lexicon`` declares its kind once; leave-one-out's filter and phrase list follow the
+    declaration, so keeping nothing leaves no phrase in any declared phrase field (a field added without a kind,
+    or with one the filter ignores, fails here instead of escaping leave-one-out)."""
+    import dataclasses
+
+    from tools.rules.evaluation import all_phrases, filter_phrases
+    from tools.rules.lexicon import PHRASE_KINDS, Lexicon, load_lexicon
+
+    kinds = {f.name: f.metadata.get("leave_one_out") for f in dataclasses.fields(Lexicon)}
+    assert all(k in PHRASE_KINDS for k in kinds.values()), kinds
+    lexicon = load_lexicon()
+    assert {"red light", "a pedestrian", "at night"} & all_phrases(lexicon)
+    empty = filter_phrases(lexicon, lambda p: False)
+    assert not all_phrases(empty)
+    for name, kind in kinds.items():
+        value = getattr(empty, name)
+        if kind == "phrases":
+            assert value == [], name
+        elif kind in ("phrase_lists", "cues"):
+            assert value and all(v == [] for v in value.values()), name
+        elif kind == "keyed":
+            assert value == {}, name
+        else:
+            assert value == getattr(lexicon, name), name
+    keyed = {f"{name}:{k}" for name, kind in kinds.items() if kind == "keyed" for k in getattr(lexicon, name)}
+    assert set(lexicon.provenance) <= all_phrases(lexicon) | keyed, "provenance for an entry leave-one-out ignores"
+    one = filter_phrases(lexicon, lambda p: p != "specialised_generics:oncoming vehicle")
+    assert "oncoming vehicle" in lexicon.specialised_generics
+    assert "oncoming vehicle" not in one.specialised_generics
+
+
 def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
     """'the bus' after 'school buses' is the school bus, not any public transport bus."""
     analysis = parser.analyse(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from tools.common.similarity import Embedder
 from tools.common.text import contains_tokens, tokens
@@ -63,40 +64,40 @@ class OfflineReasoner:
         return verdict.candidate.mr if verdict else None
 
 
+def _phrase_fields(lexicon: Lexicon, *kinds: str) -> list[tuple[str, Any]]:
+    """(name, value) of the lexicon's fields declared as one of ``kinds`` (``Lexicon``'s field metadata)."""
+    return [(f.name, getattr(lexicon, f.name)) for f in dataclasses.fields(lexicon)
+            if f.metadata.get("leave_one_out") in kinds]  # fmt: skip
+
+
 def filter_phrases(lexicon: Lexicon, keep: Callable[[str], bool]) -> Lexicon:
-    """A copy of the lexicon without the phrases ``keep`` rejects (targets themselves stay)."""
+    """A copy of the lexicon without the phrases ``keep`` rejects (targets themselves stay).
 
-    def lists(d: dict[str, list[str]]) -> dict[str, list[str]]:
-        return {k: [p for p in v if keep(p)] for k, v in d.items()}
-
-    return dataclasses.replace(
-        lexicon,
-        manipulation_aliases=lists(lexicon.manipulation_aliases),
-        road_type_aliases=lists(lexicon.road_type_aliases),
-        implied_manipulations=lists(lexicon.implied_manipulations),
-        behavior_cues={b: [(p, w) for p, w in cues if keep(p)] for b, cues in lexicon.behavior_cues.items()},
-        ego_phrases=[p for p in lexicon.ego_phrases if keep(p)],
-        exclusion_words=[p for p in lexicon.exclusion_words if keep(p)],
-        defining_openers=[p for p in lexicon.defining_openers if keep(p)],
-        not_terms=[p for p in lexicon.not_terms if keep(p)],
-        specialised_generics={
-            k: v for k, v in lexicon.specialised_generics.items() if keep(f"specialised_generics:{k}")
-        },
-    )
+    Which fields hold phrases, and in what shape, is declared once on :class:`Lexicon`.
+    """
+    changes: dict[str, Any] = {}
+    for name, value in _phrase_fields(lexicon, "phrases"):
+        changes[name] = [p for p in value if keep(p)]
+    for name, value in _phrase_fields(lexicon, "phrase_lists"):
+        changes[name] = {k: [p for p in v if keep(p)] for k, v in value.items()}
+    for name, value in _phrase_fields(lexicon, "cues"):
+        changes[name] = {k: [(p, w) for p, w in v if keep(p)] for k, v in value.items()}
+    for name, value in _phrase_fields(lexicon, "keyed"):
+        changes[name] = {k: v for k, v in value.items() if keep(f"{name}:{k}")}
+    return dataclasses.replace(lexicon, **changes)
 
 
 def all_phrases(lexicon: Lexicon) -> set[str]:
-    """Every phrase of the lexicon that leave-one-out may drop."""
+    """Every phrase of the lexicon that leave-one-out may drop (``keyed`` entries go by provenance alone)."""
     out: set[str] = set()
-    for d in (lexicon.manipulation_aliases, lexicon.road_type_aliases, lexicon.implied_manipulations):
-        for v in d.values():
+    for _, value in _phrase_fields(lexicon, "phrases"):
+        out.update(value)
+    for _, value in _phrase_fields(lexicon, "phrase_lists"):
+        for v in value.values():
             out.update(v)
-    for cues in lexicon.behavior_cues.values():
-        out.update(p for p, _ in cues)
-    out.update(lexicon.ego_phrases)
-    out.update(lexicon.exclusion_words)
-    out.update(lexicon.defining_openers)
-    out.update(lexicon.not_terms)
+    for _, value in _phrase_fields(lexicon, "cues"):
+        for v in value.values():
+            out.update(p for p, _ in v)
     return out
 
 

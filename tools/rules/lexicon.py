@@ -21,7 +21,7 @@ import yaml
 from tools.common.text import fold_word, tokens
 from tools.errors import OntologyError
 
-__all__ = ["Lexicon", "PhraseMatcher", "Token", "load_lexicon", "tokenize_rule"]
+__all__ = ["PHRASE_KINDS", "Lexicon", "PhraseMatcher", "Token", "load_lexicon", "tokenize_rule"]
 
 _ABBREVIATIONS = frozenset({"st", "no", "e.g", "i.e", "etc", "vs", "approx", "nr", "sec", "para", "art"})
 _SCAN = re.compile(r"[A-Za-z0-9]+(?:['\u2019/.-][A-Za-z0-9]+)*|[.;:!?()\[\]\n\"]|,")
@@ -144,29 +144,48 @@ class PhraseMatcher:
         return Match(p, i, pos + 1, gap)
 
 
+# How leave-one-out (tools/rules/evaluation.py) sees each lexicon field, declared once on the field:
+#   "phrases": a list of phrases; "phrase_lists": a mapping whose values are lists of phrases;
+#   "cues": a mapping whose values are [phrase, weight] pairs; "keyed": a mapping whose entries are dropped
+#   whole, by the provenance key "<field>:<key>"; "general": structure or ontology-level vocabulary that no
+#   single rule taught (clause words, signal colours, road words, the provenance itself), never dropped.
+PHRASE_KINDS = frozenset({"phrases", "phrase_lists", "cues", "keyed", "general"})
+
+
+_PHRASES = {"leave_one_out": "phrases"}
+_PHRASE_LISTS = {"leave_one_out": "phrase_lists"}
+_CUES = {"leave_one_out": "cues"}
+_KEYED = {"leave_one_out": "keyed"}
+_GENERAL = {"leave_one_out": "general"}
+
+
 @dataclass
 class Lexicon:
-    """General traffic vocabulary, as loaded from YAML."""
+    """General traffic vocabulary, as loaded from YAML.
 
-    manipulation_aliases: dict[str, list[str]]
-    ego_phrases: list[str]
-    road_type_aliases: dict[str, list[str]]
-    implied_road_types: dict[str, str]
-    implied_manipulations: dict[str, list[str]]
-    trigger_words: list[str]
-    secondary_words: list[str]
-    signal_colours: dict[str, list[str]]
-    signal_context: list[str]
-    non_signal_nouns: list[str]
-    behavior_cues: dict[str, list[tuple[str, float]]]
-    specialised_generics: dict[str, list[str]] = field(default_factory=dict)
-    exclusion_words: list[str] = field(default_factory=list)
-    defining_openers: list[str] = field(default_factory=list)
-    not_terms: list[str] = field(default_factory=list)
-    generic_road_words: list[str] = field(default_factory=list)
-    provenance: dict[str, list[str]] = field(default_factory=dict)
-    region_road_types: dict[str, list[str]] = field(default_factory=dict)
-    source: str = "packaged lexicon.yaml"
+    Every field declares, in its metadata, how leave-one-out drops its entries (:data:`PHRASE_KINDS`); a new
+    field must say so too (a test checks), so none escapes leave-one-out unnoticed.
+    """
+
+    manipulation_aliases: dict[str, list[str]] = field(metadata=_PHRASE_LISTS)
+    ego_phrases: list[str] = field(metadata=_PHRASES)
+    road_type_aliases: dict[str, list[str]] = field(metadata=_PHRASE_LISTS)
+    implied_road_types: dict[str, str] = field(metadata=_GENERAL)
+    implied_manipulations: dict[str, list[str]] = field(metadata=_PHRASE_LISTS)
+    trigger_words: list[str] = field(metadata=_GENERAL)
+    secondary_words: list[str] = field(metadata=_GENERAL)
+    signal_colours: dict[str, list[str]] = field(metadata=_GENERAL)
+    signal_context: list[str] = field(metadata=_GENERAL)
+    non_signal_nouns: list[str] = field(metadata=_GENERAL)
+    behavior_cues: dict[str, list[tuple[str, float]]] = field(metadata=_CUES)
+    specialised_generics: dict[str, list[str]] = field(metadata=_KEYED, default_factory=dict)
+    exclusion_words: list[str] = field(metadata=_PHRASES, default_factory=list)
+    defining_openers: list[str] = field(metadata=_PHRASES, default_factory=list)
+    not_terms: list[str] = field(metadata=_PHRASES, default_factory=list)
+    generic_road_words: list[str] = field(metadata=_GENERAL, default_factory=list)
+    provenance: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
+    region_road_types: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
+    source: str = field(metadata=_GENERAL, default="packaged lexicon.yaml")
 
     @staticmethod
     def phrase(text: str) -> tuple[str, ...]:
