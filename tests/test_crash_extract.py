@@ -234,3 +234,18 @@ def test_vehicles_named_by_number_are_read_as_v_numbers(extractor: OfflineCrashE
     assert [a.id for a in s.actors] == ["V1", "V2"]
     assert s.actor("V1").vehicle_class == "Truck" and s.actor("V2").vehicle_class == "Car"
     assert ("V1", "V2") in s.collisions or ("V2", "V1") in s.collisions
+
+
+def test_dawn_dusk_and_sky_states_outside_safes_vocabulary(extractor: OfflineCrashExtractor) -> None:
+    """CIREN's dawn and dusk get a time to render by (day, night); in SAFE's layout an overcast or foggy sky is
+    Cloudy and wind names no weather (SAFE's gold knows Sunny, Cloudy, Rainy, Snowy and Not mentioned)."""
+    base = "Vehicle one (V1), a 2004 Toyota Camry was traveling west on a two-lane, two-way road. "
+    end = " The front of V1 struck a tree."
+    dusk = extract(extractor, base + "It was dusk and the sky was overcast." + end)
+    assert (dusk.env.time, dusk.env.weather) == ("Nighttime", "Overcast")
+    assert dusk.to_safe()["Env"] == {"Time": "Nighttime", "Weather": "Cloudy"}
+    dawn = extract(extractor, base + "It was dawn and foggy." + end)
+    assert dawn.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Cloudy"}
+    windy = extract(extractor, base + "It was daylight and windy." + end)
+    assert windy.env.weather == "Windy" and windy.to_safe()["Env"]["Weather"] == "Not mentioned"
+    assert extract(extractor, base + "It was daylight and clear." + end).to_safe()["Env"]["Weather"] == "Sunny"

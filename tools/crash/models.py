@@ -27,6 +27,7 @@ __all__ = [
     "BODY_TYPES",
     "DIRECTIONS",
     "ROAD_TYPES",
+    "SAFE_WEATHER",
     "Actor",
     "CaseVerdict",
     "EgoPolicy",
@@ -261,9 +262,14 @@ class Scenario(_Model):
             "Road type": rn.road_type,
             "Road network": net,
             "Actors": {f"{a.id}_type": a.vehicle_class for a in self.actors},
-            # The gold files say Sunny for a clear day; their weather vocabulary has no Clear.
-            "Env": {"Time": self.env.time, "Weather": "Sunny" if self.env.weather == "Clear" else self.env.weather},
+            "Env": {"Time": self.env.time, "Weather": SAFE_WEATHER.get(self.env.weather, self.env.weather)},
         }
+
+
+# SAFE's gold layout knows Sunny, Cloudy, Rainy, Snowy and Not mentioned; the DSL's finer weather is written as the
+# nearest of those: a clear day is Sunny, an overcast or foggy sky Cloudy (grey, no sun; SAFE has no fog), and
+# wind, which is no state of the sky, Not mentioned.
+SAFE_WEATHER: dict[str, str] = {"Clear": "Sunny", "Overcast": "Cloudy", "Foggy": "Cloudy", "Windy": "Not mentioned"}
 
 
 # -- simulation runs ----------------------------------------------------------------------------
