@@ -249,3 +249,18 @@ def test_dawn_dusk_and_sky_states_outside_safes_vocabulary(extractor: OfflineCra
     windy = extract(extractor, base + "It was daylight and windy." + end)
     assert windy.env.weather == "Windy" and windy.to_safe()["Env"]["Weather"] == "Not mentioned"
     assert extract(extractor, base + "It was daylight and clear." + end).to_safe()["Env"]["Weather"] == "Sunny"
+
+
+def test_a_compass_word_that_names_a_place_gives_no_heading(extractor: OfflineCrashExtractor) -> None:
+    """'exiting a lot on the north side of the road' says where V2 was, not that it travelled north: no crossing
+    axes, so the road stays straight (the word still reads as a heading where it is one)."""
+    text = (
+        "Vehicle one (V1), a 2004 Dodge Ram pickup, was traveling west on a five-lane, two-way road with a center "
+        "turn lane. Vehicle two (V2), a 2011 Toyota Prius, was exiting a parking lot on the north side of the road. "
+        "It was daylight. V2 pulled into the path of V1 and the front of V1 struck the left side of V2."
+    )
+    s = extract(extractor, text)
+    assert s.road_network.road_type == "Straight" and not any("crossing roads" in n for n in s.notes)
+    assert s.actor("V1").initial_position == "E2W"
+    heading = extract(extractor, text.replace("on the north side of the road", "and turned north"))
+    assert heading.road_network.road_type == "Intersection"

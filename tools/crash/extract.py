@@ -149,6 +149,8 @@ class OfflineCrashExtractor:
         self._numbers: dict[str, int] = {k: int(v) for k, v in lex["number_words"].items()}
         self._dirs = [(d, _phrase_re(ph)) for d, ph in lex["directions"].items()]
         self._ramp = _phrase_re(lex["ramp_words"])
+        nouns = "|".join(re.escape(n) for n in lex.get("place_nouns") or ["\x00never\x00"])
+        self._place = re.compile(rf"[\s-]+(?:{nouns})s?\b", re.IGNORECASE)
         self._time = [(t, _phrase_re(ph)) for t, ph in lex["time_cues"].items()]
         self._clock_words = {w.lower() for w in lex.get("time_clock_words", [])}
         self._weather = [(w, _inflected_re(ph)) for w, ph in lex["weather_cues"].items()]
@@ -207,7 +209,13 @@ class OfflineCrashExtractor:
         for s in self._sentences_about(vehicle, sentences, intro_first=True):
             part = self._own_part(vehicle, s)
             # The earliest compass word in the vehicle's part of the sentence wins.
-            hits = [(m.start(), d) for d, p in self._dirs for m in [p.search(part)] if m]
+            # ... except where it names a place ("exiting a lot on the north side of the road").
+            hits = [
+                (m.start(), d)
+                for d, p in self._dirs
+                for m in [next((m for m in p.finditer(part) if not self._place.match(part, m.end())), None)]
+                if m
+            ]
             if hits:
                 return min(hits)[1]
         return None
