@@ -264,3 +264,14 @@ def test_a_compass_word_that_names_a_place_gives_no_heading(extractor: OfflineCr
     assert s.actor("V1").initial_position == "E2W"
     heading = extract(extractor, text.replace("on the north side of the road", "and turned north"))
     assert heading.road_network.road_type == "Intersection"
+
+
+def test_a_ramp_that_is_the_only_road_gives_the_lane_count(extractor: OfflineCrashExtractor) -> None:
+    """On 'a one-lane, one-way exit ramp' with no other road described, the ramp's counts are the road's."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2004 Toyota Camry, was traveling north on a one-lane, one-way exit ramp. Vehicle two "
+        "(V2), a 2005 Honda Civic, was stopped ahead of V1. It was daylight. The front of V1 struck the back of V2.",
+    )
+    assert (s.road_network.lanes, s.road_network.ways) == (1, 1)
+    assert not any("no lane count" in n for n in s.notes)

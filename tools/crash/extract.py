@@ -296,9 +296,11 @@ class OfflineCrashExtractor:
                 net["branch_lanes"] = lanes
                 net["branch_ways"] = ramp[1] or 1
         else:
-            net["lanes"] = first[0] or defaults.lanes
-            net["ways"] = first[1] or defaults.ways
-        if not main:
+            # A ramp that is the only road described ("a one-lane, one-way exit ramp") is the road of the scene.
+            only = first if main or not ramps else ramps[0]
+            net["lanes"] = only[0] or defaults.lanes
+            net["ways"] = only[1] or defaults.ways
+        if not main and (road_type in {"T-intersection", "Merge"} or not ramps):
             notes.append("the narrative gives no lane count; the template's default is used")
         return RoadNetwork(**net)
 
