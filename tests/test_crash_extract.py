@@ -275,3 +275,27 @@ def test_a_ramp_that_is_the_only_road_gives_the_lane_count(extractor: OfflineCra
     )
     assert (s.road_network.lanes, s.road_network.ways) == (1, 1)
     assert not any("no lane count" in n for n in s.notes)
+
+
+@pytest.mark.parametrize(
+    ("vehicle", "body", "klass"),
+    [
+        ("2007 Freightliner M2 box truck", "Straight truck", "Truck"),
+        ("2003 Isuzu NPR", "Straight truck", "Truck"),
+        ("2005 Ford F-650 flatbed", "Straight truck", "Truck"),
+        ("2006 Kenworth", "Semi Truck", "Truck"),
+        ("2012 Ram ProMaster", "Van", "Car"),
+        ("2006 Ford F-350 dually pickup", "Pickup", "Car"),
+    ],
+)
+def test_medium_duty_trucks_and_a_body_named_outright(
+    extractor: OfflineCrashExtractor, vehicle: str, body: str, klass: str
+) -> None:
+    """Medium-duty models are trucks without the word; a body named outright beats what the make suggests
+    (a Freightliner is not always a tractor), while a make that builds only tractors still says more than 'truck'."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2004 Toyota Camry, was traveling north on a two-lane, two-way road. Vehicle two (V2), "
+        f"a {vehicle}, was traveling south. It was daylight. The front of V1 struck the front of V2.",
+    )
+    assert (s.actor("V2").body_type, s.actor("V2").vehicle_class) == (body, klass)

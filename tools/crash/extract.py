@@ -418,13 +418,17 @@ class OfflineCrashExtractor:
 
     def _body_type(self, description: str) -> str:
         low = description.lower()
+        hits = [(m.end() - m.start(), bt) for bt, p in self._body for m in p.finditer(low)]
+        # A body named outright ("a Freightliner M2 box truck") beats what the make suggests; the bare word "truck"
+        # says less than a make that builds only tractors.
+        if hits and max(hits)[1] != "Truck":
+            return max(hits)[1]
         if self._heavy.search(low):
             return "Semi Truck"
         if self._bus.search(low):
             return "Bus"
         if self._moto.search(low):
             return "Motorcycle"
-        hits = [(m.end() - m.start(), bt) for bt, p in self._body for m in p.finditer(low)]
         if hits:
             return max(hits)[1]
         year = _YEAR.search(low)
