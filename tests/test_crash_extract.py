@@ -299,3 +299,27 @@ def test_medium_duty_trucks_and_a_body_named_outright(
         f"a {vehicle}, was traveling south. It was daylight. The front of V1 struck the front of V2.",
     )
     assert (s.actor("V2").body_type, s.actor("V2").vehicle_class) == (body, klass)
+
+
+@pytest.mark.parametrize(
+    ("when", "time"),
+    [
+        ("at 2130 hours", "Nighttime"),
+        ("at approximately 9:30 p.m.", "Nighttime"),
+        ("at 1415 hours", "Daytime"),
+        ("around 10 AM", "Daytime"),
+        ("at 1830 hours", "Not mentioned"),
+        ("at 1415 hours; it was dark", "Nighttime"),
+    ],
+)
+def test_a_clock_time_gives_day_or_night_when_no_light_condition_does(
+    extractor: OfflineCrashExtractor, when: str, time: str
+) -> None:
+    """Hours clearly by day or by night are read as such; the hours around dusk and dawn stay open; a named light
+    condition beats the clock."""
+    s = extract(
+        extractor,
+        f"The crash occurred {when}. Vehicle one (V1), a 2004 Toyota Camry, was traveling north on a two-lane, "
+        "two-way road. The front of V1 struck a tree.",
+    )
+    assert s.env.time == time

@@ -106,6 +106,16 @@ _BOUND_PAIR = re.compile(
 # A weather word right after a negation ("it was not snowing", "no rain") names no weather.
 _NEGATED = re.compile(r"\b(?:not|no|without)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+# A clock time: "at 2130 hours", "at approximately 9:30 p.m.", "around 7 AM".
+_CLOCK = re.compile(
+    r"\b(?:(?P<hhmm>[01]\d|2[0-3])(?P<mm>[0-5]\d)\s+hours"
+    r"|(?P<h>1[0-2]|0?[1-9])(?::(?P<m>[0-5]\d))?\s*(?P<ampm>[ap])\.?\s?m\b\.?)",
+    re.IGNORECASE,
+)
+# Hours read as day or night when the narrative gives a clock time and no light condition; the hours around
+# sunrise and sunset, which the season decides, are left open.
+_DAY_HOURS = range(7, 17)
+_NIGHT_HOURS = (*range(20, 24), *range(0, 6))
 _LANE_POS = re.compile(
     r"\b(right|left|inside|outside|middle|center|centre|curb|median)[\s-]+(?:\w+bound\s+)?(?:travel\s+)?(?:turn\s+|left-turn\s+)?lane",
     re.IGNORECASE,
@@ -481,6 +491,8 @@ class OfflineCrashExtractor:
         ]
         if hits:
             time = min(hits)[2]
+        else:
+            time = self._clock_time(" ".join(sentences), notes) or time
         weather = "Not mentioned"
         for w, p in self._weather:
             if any(not _NEGATED.search(env_text, max(0, m.start() - 16), m.start()) for m in p.finditer(env_text)):
@@ -490,6 +502,22 @@ class OfflineCrashExtractor:
             notes.append("a clear night: no weather to render, so the weather is left unset")
             weather = "Not mentioned"
         return Env(time=time, weather=weather)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _clock_time(text: str, notes: list[str]) -> str | None:
+        """Day or night from a clock time ("at 2130 hours", "at 9:30 p.m."), for a narrative that names no light
+        condition; None for the hours around sunrise and sunset."""
+        m = _CLOCK.search(text)
+        if not m:
+            return None
+        if m.group("hhmm"):
+            hour = int(m.group("hhmm"))
+        else:
+            hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "p" else 0)
+        time = "Daytime" if hour in _DAY_HOURS else "Nighttime" if hour in _NIGHT_HOURS else None
+        if time:
+            notes.append(f"no light condition named; {m.group(0).strip()} is read as {time.lower()}")
+        return time
 
     @staticmethod
     def _collisions(sentences: list[str], vehicles: set[str]) -> list[tuple[str, str]]:
