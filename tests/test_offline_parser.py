@@ -356,3 +356,23 @@ def test_an_especially_clause_is_an_aside(parser: OntologyGroundedParser, valida
     ahead: the weather named after 'especially' is a case of the rule, not its subject."""
     mr = best(parser, validator, "Keep a safe distance from the vehicle ahead, especially at night or in bad weather.")
     assert mr is not None and "driver in front" in mr.manipulation
+
+
+def test_a_vehicles_own_lights_imply_no_junction(parser: OntologyGroundedParser) -> None:
+    """Coloured lights imply an intersection when the rule is about the light; an ambulance's or a school bus's
+    lights are the vehicle's, and the place stays any road (a red light on its own still implies a junction)."""
+    for text in (
+        "You must yield to any police car, fire engine, or ambulance using a siren and red lights.",
+        "Some school buses flash yellow lights when preparing to stop to let children off the bus.",
+    ):
+        best = parser.parse(rule(text, region="california"))[0].mr
+        assert best.road_type == "any roads", (text, best)
+    signal = parser.parse(rule("A flashing red light means stop.", region="california"))[0].mr
+    assert (signal.road_type, signal.manipulation) == ("intersection", "a flashing red light")
+
+
+def test_a_term_before_a_participle_and_adverb_is_no_modifier(parser: OntologyGroundedParser) -> None:
+    """'a vehicle turning left': 'turning left' ends in an adverb, so the turning vehicle is no modifier of a
+    compound and stays a manipulation (the road is the junction the turn implies)."""
+    best = parser.parse(rule("Yield to a vehicle turning left.", region="california"))[0].mr
+    assert (best.road_type, best.manipulation) == ("intersection", "a turning vehicle")

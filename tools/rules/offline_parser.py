@@ -408,6 +408,11 @@ class OntologyGroundedParser:
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
         specific = [m for m in analysis.road_types if m.term.normalised != model.any_roads.normalised]
+        # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
+        # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
+        # buses flash yellow lights").
+        if manipulation is not None and not _LIGHT_WORDS & set(manipulation.tokens):
+            specific = [m for m in specific if not _is_vehicle_light(m.surface)]
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
@@ -568,6 +573,18 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
     return -1
 
 
+_ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
+_LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
+_COLOURS = frozenset({"red", "yellow", "amber", "green", "flashing", "blinking"})
+
+
+def _is_vehicle_light(surface: str) -> bool:
+    """A place cue that is only a coloured or flashing light ("red lights", "yellow flashing lights"), with no word
+    of a traffic signal in it."""
+    words = set(tokens(surface))
+    return bool(words & _COLOURS) and bool(words & {"light", "lamp"}) and not words & {"traffic", "signal"}
+
+
 def _drop_nested(mentions: list[Mention], others: list[Mention]) -> list[Mention]:
     """Remove mentions lying inside a longer contiguous mention (of the same list or of ``others``).
 
@@ -588,7 +605,8 @@ def _drop_modifiers(mentions: list[Mention], heads: list[Mention], toks: list[To
     """A mention that another overlaps and runs past on the right is a modifier of that one (English compounds
     end in their head): "light rail" in "light rail tracks" names the tracks, not a rail vehicle. A modifier is
     singular, so in "school buses stop" the buses are no modifier of a bus stop."""
-    pool = [h for h in heads if h.gap == 0]
+    # "turning left" ends in an adverb, not a head noun: in "a vehicle turning left" the vehicle is no modifier.
+    pool = [h for h in heads if h.gap == 0 and toks[h.end - 1].word not in _ADVERB_ENDS]
 
     def modifier(m: Mention) -> bool:
         singular = all(t.raw.lower() == t.word for t in toks[m.start : m.end])
