@@ -376,3 +376,19 @@ def test_a_term_before_a_participle_and_adverb_is_no_modifier(parser: OntologyGr
     compound and stays a manipulation (the road is the junction the turn implies)."""
     best = parser.parse(rule("Yield to a vehicle turning left.", region="california"))[0].mr
     assert (best.road_type, best.manipulation) == ("intersection", "a turning vehicle")
+
+
+def test_set_phrases_opening_with_a_trigger_word_are_no_trigger(parser: OntologyGroundedParser) -> None:
+    """'leave at least three feet ... the bicycle': 'at least' names no situation, so the bicycle at the end does
+    not outrank the bicyclist the rule opens with; a real trigger ("near the bicycle") still counts."""
+    text = "Pass a bicyclist only when it is safe, and leave at least three feet between your vehicle and the bicycle."
+    assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a bicyclist"
+    near = parser.parse(rule("Pass a bicyclist with care, and slow down near the bicycle.", region="california"))
+    assert near.pop(0).mr.manipulation == "a bicycle"  # "near" is a trigger: the bicycle there is the situation
+
+
+def test_no_article_before_a_plural_head_after_brackets(parser: OntologyGroundedParser) -> None:
+    """The head noun is the last word outside brackets: 'high-occupancy vehicle (hov) lanes' is plural."""
+    mr = parser.parse(rule("Do not drive in a carpool lane alone.", region="california"))[0].mr
+    assert mr.manipulation == "high-occupancy vehicle (hov) lanes"
+    assert parser.parse(rule("Be patient with seniors.", region="california"))[0].mr.manipulation.startswith("a ")

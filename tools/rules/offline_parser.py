@@ -161,7 +161,11 @@ class _RegionModel:
             r = vocabulary.lookup("road_type", road)
             if m is not None and r is not None:
                 self.implied_roads[m.normalised] = r.normalised
-        self.trigger_words = {tokens(w)[0] for w in lexicon.trigger_words if tokens(w)}
+        # One-word triggers by word; longer ones ("in case") as phrases. A trigger word that opens a set phrase
+        # ("at least", "at all times") is no trigger.
+        self.trigger_words = {tokens(w)[0] for w in lexicon.trigger_words if len(tokens(w)) == 1}
+        self.trigger_phrases = [tokens(w) for w in lexicon.trigger_words if len(tokens(w)) > 1]
+        self.non_triggers = [tokens(w) for w in lexicon.non_trigger_phrases if tokens(w)]
         self.secondary = [tokens(w) for w in lexicon.secondary_words if tokens(w)]
         self.exclusions = [tokens(w) for w in lexicon.exclusion_words if tokens(w)]
         self.defining = [tokens(w) for w in lexicon.defining_openers if tokens(w)]
@@ -336,7 +340,12 @@ class OntologyGroundedParser:
         while lo > 0 and toks[lo - 1].sentence == sentence and m.start - lo < 10:
             lo -= 1
         before = words[lo : m.start]
-        if any(w in model.trigger_words for w in before):
+        set_phrase = {
+            lo + i for p in model.non_triggers for i in range(len(before)) if tuple(before[i : i + len(p)]) == p
+        }
+        if any(w in model.trigger_words and lo + i not in set_phrase for i, w in enumerate(before)) or any(
+            _find(before, p) >= 0 for p in model.trigger_phrases
+        ):
             score += 1.0
         # "This includes roller skates, a skateboard": a sentence that opens by listing what the previous one's
         # subject covers names the rule's subject by example, not an aside.
@@ -458,7 +467,9 @@ class OntologyGroundedParser:
             )
             return f"the {aspect} with {text}"
         # No article before a plural or a mass noun ("flaggers (in construction zones)", "heavy traffic").
-        head = text.split("(")[0].strip() or text
+        # The head is the last word outside brackets: "flaggers (in construction zones)", "high-occupancy vehicle
+        # (hov) lanes".
+        head = re.sub(r"\([^)]*\)", " ", text).strip() or text
         if (
             text.split()[0] in {"a", "an", "the"}
             or (head.endswith("s") and not head.endswith(("bus", "ss")))
