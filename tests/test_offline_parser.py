@@ -392,3 +392,19 @@ def test_no_article_before_a_plural_head_after_brackets(parser: OntologyGrounded
     mr = parser.parse(rule("Do not drive in a carpool lane alone.", region="california"))[0].mr
     assert mr.manipulation == "high-occupancy vehicle (hov) lanes"
     assert parser.parse(rule("Be patient with seniors.", region="california"))[0].mr.manipulation.startswith("a ")
+
+
+def test_a_generic_vehicle_takes_the_kind_its_clause_names(parser: OntologyGroundedParser) -> None:
+    """'a vehicle is tailgating you' is the vehicle behind, though 'let it pass' would imply an oncoming one; a
+    clause that names no kind still leaves it to the implication."""
+    tail = parser.parse(rule("If a vehicle is tailgating you, change lanes to let it pass.", region="california"))
+    assert tail[0].mr.manipulation == "a vehicle behind"
+    plain = parser.parse(rule("Let the vehicle pass.", region="california"))
+    assert plain[0].mr.manipulation == "an oncoming vehicle"
+
+
+def test_a_place_after_a_signalling_verb_is_no_trigger(parser: OntologyGroundedParser) -> None:
+    """'A STOP sign means make a full stop at the limit line': the limit line is where the driver stops (the
+    consequence), so the sign stays the rule's subject."""
+    mr = parser.parse(rule("A STOP sign means make a full stop at the limit line.", region="california"))[0].mr
+    assert (mr.road_type, mr.manipulation) == ("intersection", "a stop sign")

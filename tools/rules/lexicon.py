@@ -183,6 +183,7 @@ class Lexicon:
     defining_openers: list[str] = field(metadata=_PHRASES, default_factory=list)
     not_terms: list[str] = field(metadata=_PHRASES, default_factory=list)
     non_trigger_phrases: list[str] = field(metadata=_GENERAL, default_factory=list)
+    signalling_verbs: list[str] = field(metadata=_GENERAL, default_factory=list)
     generic_road_words: list[str] = field(metadata=_GENERAL, default_factory=list)
     provenance: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     region_road_types: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
@@ -236,6 +237,7 @@ def _parse_lexicon(data: Any, source: str) -> Lexicon:
         implied_manipulations=_as_map_of_lists(data, "implied_manipulations", source),
         trigger_words=_as_str_list(data, "trigger_words", source),
         non_trigger_phrases=_as_str_list(data, "non_trigger_phrases", source),
+        signalling_verbs=_as_str_list(data, "signalling_verbs", source),
         secondary_words=_as_str_list(data, "secondary_words", source),
         signal_colours=_as_map_of_lists(data, "signal_colours", source),
         signal_context=_as_str_list(data, "signal_context", source),

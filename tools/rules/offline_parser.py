@@ -166,6 +166,7 @@ class _RegionModel:
         self.trigger_words = {tokens(w)[0] for w in lexicon.trigger_words if len(tokens(w)) == 1}
         self.trigger_phrases = [tokens(w) for w in lexicon.trigger_words if len(tokens(w)) > 1]
         self.non_triggers = [tokens(w) for w in lexicon.non_trigger_phrases if tokens(w)]
+        self.signalling = {t for w in lexicon.signalling_verbs for t in tokens(w)[:1]}
         self.secondary = [tokens(w) for w in lexicon.secondary_words if tokens(w)]
         self.exclusions = [tokens(w) for w in lexicon.exclusion_words if tokens(w)]
         self.defining = [tokens(w) for w in lexicon.defining_openers if tokens(w)]
@@ -343,8 +344,12 @@ class OntologyGroundedParser:
         set_phrase = {
             lo + i for p in model.non_triggers for i in range(len(before)) if tuple(before[i : i + len(p)]) == p
         }
-        if any(w in model.trigger_words and lo + i not in set_phrase for i, w in enumerate(before)) or any(
-            _find(before, p) >= 0 for p in model.trigger_phrases
+        # After a signalling verb ("A STOP sign means make a full stop at the limit line") the words are what the
+        # driver must do: a place word there is no trigger of the rule.
+        consequence = any(w in model.signalling for w in before)
+        if not consequence and (
+            any(w in model.trigger_words and lo + i not in set_phrase for i, w in enumerate(before))
+            or any(_find(before, p) >= 0 for p in model.trigger_phrases)
         ):
             score += 1.0
         # "This includes roller skates, a skateboard": a sentence that opens by listing what the previous one's
@@ -390,6 +395,23 @@ class OntologyGroundedParser:
         for key, m in best.items():
             m.score += 0.3 * (counts[key] - 1)
         ranked = sorted(best.values(), key=lambda m: -m.score)
+        # A generic vehicle whose own clause names its kind ("a vehicle is tailgating you", "a vehicle stopped
+        # ahead") is that kind; only a clause that names none leaves it to what the rule implies ("let pass").
+        if ranked and ranked[0].term.normalised in model.specialised:
+            top = ranked[0]
+            clause = analysis.tokens[top.start].clause
+            kinds = [
+                m
+                for m in analysis.manipulations
+                if m.term != top.term
+                and "vehicle" in m.term.tokens
+                and analysis.tokens[m.start].clause == clause
+                and not m.ruled_out
+            ]
+            if kinds:
+                kind = min(kinds, key=lambda m: abs(m.start - top.start))
+                ranked[0] = Mention(kind.term, top.start, top.end, top.gap, "specialised", top.surface, top.score)
+                ranked = [ranked[0], *(m for m in ranked[1:] if m.term != kind.term)]
         if ranked and ranked[0].term.normalised in model.specialised:
             target = model.specialised[ranked[0].term.normalised]
             for match in model.implied_matcher.find(analysis.tokens):
