@@ -408,3 +408,19 @@ def test_a_place_after_a_signalling_verb_is_no_trigger(parser: OntologyGroundedP
     consequence), so the sign stays the rule's subject."""
     mr = parser.parse(rule("A STOP sign means make a full stop at the limit line.", region="california"))[0].mr
     assert (mr.road_type, mr.manipulation) == ("intersection", "a stop sign")
+
+
+def test_an_aside_core_term_ranks_after_the_rules_own_subject(parser: OntologyGroundedParser) -> None:
+    """'Watch for deer ..., especially at dawn and dusk': the deer (a California term) is the subject; the low
+    light named in the aside comes after it though it is a core term."""
+    text = "Watch for deer near the road, especially at dawn and dusk."
+    assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a deer"
+
+
+def test_a_gap_that_cuts_a_compound_is_no_match(parser: OntologyGroundedParser) -> None:
+    """'a traffic signal ahead' is no 'traffic ahead' (the driver in front); 'a red traffic signal light' is still a
+    red light."""
+    ahead = parser.analyse(rule("There is a traffic signal ahead. Be prepared to stop.", region="california"))
+    assert "driver in front" not in {m.term.normalised for m in ahead.manipulations}
+    red = parser.parse(rule("A red traffic signal light means STOP.", region="california"))[0].mr
+    assert red.manipulation == "a red light"

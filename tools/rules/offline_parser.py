@@ -51,6 +51,7 @@ class Mention:
     surface: str
     score: float = 0.0
     ruled_out: bool = False  # named after "other than", "without" and the like
+    aside: bool = False  # named in an aside ("such as", "especially"): an example or a circumstance, not the subject
 
 
 @dataclass
@@ -251,6 +252,7 @@ class OntologyGroundedParser:
         manip = _drop_nested(manip, roads)
         manip = _drop_less_specific(manip)
         manip = _drop_spanning(manip)
+        manip = _drop_broken_compounds(manip, roads)
         roads = _drop_nested(roads, manip)
         manip, roads = _drop_modifiers(manip, roads, toks), _drop_modifiers(roads, manip, toks)
         manip = self._resolve_heads(manip, toks)
@@ -282,7 +284,7 @@ class OntologyGroundedParser:
             ]
             if earlier:
                 o = earlier[-1]
-                m = Mention(o.term, m.start, m.end, m.gap, o.via, m.surface, m.score, m.ruled_out)
+                m = Mention(o.term, m.start, m.end, m.gap, o.via, m.surface, m.score, m.ruled_out, m.aside)
             out.append(m)
         return out
 
@@ -358,6 +360,7 @@ class OntologyGroundedParser:
         defining = at_sentence_start and any(tuple(before[: len(d)]) == d for d in model.defining)
         if any(_find(before, sec) >= 0 for sec in model.secondary) and not defining:
             score -= 1.5
+            m.aside = True
         window = words[max(lo, m.start - 6) : m.end]
         # "with or without a crosswalk" rules nothing out.
         window = " ".join(window).replace("with or without", "with or").split()
@@ -422,9 +425,10 @@ class OntologyGroundedParser:
                     break
         # Core terms first: AutoMT's MR prompt offers the core list, and its MRs use a core term for 78 of the 86
         # California and 99 of the 105 German development MRs; a region term ("Animals", "Guide dog user") is
-        # the answer only where the rule names no core one. What the rule rules out comes last. (A stable sort:
+        # the answer only where the rule names no core one. What an aside names ("especially at dawn and dusk")
+        # comes after the rule's own subject, core or not, and what the rule rules out comes last. (A stable sort:
         # by score within each group.)
-        ranked.sort(key=lambda m: (m.ruled_out, not m.term.is_core))
+        ranked.sort(key=lambda m: (m.ruled_out, m.aside, not m.term.is_core))
         if ranked:
             return ranked
         words = [t.word for t in analysis.tokens]
@@ -675,6 +679,20 @@ def _drop_spanning(mentions: list[Mention]) -> list[Mention]:
         )
 
     return [m for m in mentions if not spans(m)]
+
+
+def _drop_broken_compounds(mentions: list[Mention], others: list[Mention]) -> list[Mention]:
+    """A gapped match whose first word opens another term's phrase that ends inside the gap is not one phrase:
+    "traffic signal ahead" is a signal ahead, not "traffic ahead". (A phrase inserted before the head, "red traffic
+    light", keeps the outer match: there the inner phrase ends with it.)"""
+
+    def broken(m: Mention) -> bool:
+        return m.gap > 0 and any(
+            o.start == m.start and m.start + 1 < o.end < m.end and o.term.normalised != m.term.normalised
+            for o in mentions + others
+        )
+
+    return [m for m in mentions if not broken(m)]
 
 
 # Function words and the words every rule uses; they carry no traffic element.
