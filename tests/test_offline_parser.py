@@ -205,6 +205,10 @@ def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
         ("Botts dots mark the lanes on many freeways.", "raised pavement markers"),
         ("Slow down when you see a diamond-shaped sign.", "warning signs"),
         ("Orange signs mark road work ahead; slow down.", "work zone sign"),
+        ("A round yellow sign means a railroad crossing is ahead.", "st. andrew's cross sign"),
+        ("A pennant-shaped yellow sign marks a no-passing zone.", "solid and broken yellow lines"),
+        ("White rectangular signs tell you the law.", "red and white regulatory sign"),
+        ("Do not pass in a no-passing zone.", "solid and broken yellow lines"),
     ],
 )
 def test_california_terms_by_their_handbook_names(
@@ -424,3 +428,17 @@ def test_a_gap_that_cuts_a_compound_is_no_match(parser: OntologyGroundedParser) 
     assert "driver in front" not in {m.term.normalised for m in ahead.manipulations}
     red = parser.parse(rule("A red traffic signal light means STOP.", region="california"))[0].mr
     assert red.manipulation == "a red light"
+
+
+def test_phrases_match_across_hyphenation() -> None:
+    """A phrase written with spaces finds its hyphenated spelling and the other way round; a phrase written in the
+    other spelling keeps its own target."""
+    from tools.rules.lexicon import Pattern, PhraseMatcher, tokenize_rule
+
+    matcher = PhraseMatcher([Pattern(("no", "passing", "zone"), "no passing", "alias"),
+                             Pattern(("two-way", "road"), "two way", "alias")])  # fmt: skip
+    for text, target in (("a no-passing zone", "no passing"), ("a two way road", "two way"),
+                         ("a no passing zone", "no passing"), ("a two-way road", "two way")):  # fmt: skip
+        assert [m.pattern.target for m in matcher.find(tokenize_rule(text))] == [target], text
+    own = PhraseMatcher([Pattern(("left", "turn"), "a", "alias"), Pattern(("left-turn",), "b", "alias")])
+    assert [m.pattern.target for m in own.find(tokenize_rule("a left-turn lane"))] == ["b"]

@@ -94,6 +94,20 @@ class Match:
     gap: int
 
 
+def _hyphen_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Spellings of a folded phrase that differ only in hyphens: split at every hyphen, and each pair of
+    neighbouring words joined by one ("no passing zone" -> "no-passing zone", "no passing-zone")."""
+    out: list[tuple[str, ...]] = []
+    split = tuple(part for w in words for part in (w.split("-") if "-" in w.strip("-") else [w]) if part)
+    if split != words:
+        out.append(split)
+    for i in range(len(words) - 1):
+        if words[i] and words[i + 1]:
+            joined = (*words[:i], fold_word(f"{words[i]}-{words[i + 1]}"), *words[i + 2 :])
+            out.append(joined)
+    return out
+
+
 class PhraseMatcher:
     """Finds many phrases in a token list at once, indexed by first word.
 
@@ -104,9 +118,17 @@ class PhraseMatcher:
 
     def __init__(self, patterns: Iterable[Pattern], *, max_gap: int = 2) -> None:
         self._by_first: dict[str, list[Pattern]] = defaultdict(list)
-        for p in patterns:
-            if p.words:
-                self._by_first[p.words[0]].append(p)
+        given = [p for p in patterns if p.words]
+        seen = {p.words for p in given}
+        for p in given:
+            self._by_first[p.words[0]].append(p)
+        # Texts hyphenate as they like ("no-passing zone", "left turn lane"): each phrase is also found with its
+        # hyphens as spaces, or with two neighbouring words hyphenated, unless another phrase is written that way.
+        for p in given:
+            for words in _hyphen_variants(p.words):
+                if words not in seen:
+                    seen.add(words)
+                    self._by_first[words[0]].append(Pattern(words, p.target, p.kind, p.weight))
         self.max_gap = max_gap
 
     def find(self, toks: list[Token], *, masked: frozenset[int] = frozenset()) -> list[Match]:
