@@ -249,6 +249,8 @@ def test_dawn_dusk_and_sky_states_outside_safes_vocabulary(extractor: OfflineCra
     windy = extract(extractor, base + "It was daylight and windy." + end)
     assert windy.env.weather == "Windy" and windy.to_safe()["Env"]["Weather"] == "Not mentioned"
     assert extract(extractor, base + "It was daylight and clear." + end).to_safe()["Env"]["Weather"] == "Sunny"
+    sun = extract(extractor, base + "The sun was shining and the road was dry." + end)
+    assert sun.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}
 
 
 def test_a_compass_word_that_names_a_place_gives_no_heading(extractor: OfflineCrashExtractor) -> None:
