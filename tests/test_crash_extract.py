@@ -325,3 +325,23 @@ def test_a_clock_time_gives_day_or_night_when_no_light_condition_does(
         "two-way road. The front of V1 struck a tree.",
     )
     assert s.env.time == time
+
+
+@pytest.mark.parametrize(
+    ("road", "road_type"),
+    [
+        ("through a roundabout", "Intersection"),
+        ("and the road ended at its intersection with an east/west highway", "T-intersection"),
+        ("approaching a Y-intersection with a county road", "T-intersection"),
+        ("and was negotiating a sharp left-hand curve", "Curve"),
+    ],
+)
+def test_junction_words_beyond_the_dev_cases(extractor: OfflineCrashExtractor, road: str, road_type: str) -> None:
+    """SAFE's road types have no roundabout (an intersection); a road that ends at another, or a Y, meets it on
+    three legs (a T-intersection)."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2004 Toyota Camry, was traveling north on a two-lane road {road}. Vehicle two (V2), a "
+        "2005 Honda Civic, was traveling north ahead of V1. It was daylight. The front of V1 struck the back of V2.",
+    )
+    assert s.road_network.road_type == road_type
