@@ -442,3 +442,11 @@ def test_phrases_match_across_hyphenation() -> None:
         assert [m.pattern.target for m in matcher.find(tokenize_rule(text))] == [target], text
     own = PhraseMatcher([Pattern(("left", "turn"), "a", "alias"), Pattern(("left-turn",), "b", "alias")])
     assert [m.pattern.target for m in own.find(tokenize_rule("a left-turn lane"))] == ["b"]
+
+
+def test_turning_with_a_manoeuvre_made_anywhere_names_no_junction(parser: OntologyGroundedParser) -> None:
+    """'when parking or turning' is driving in general (any road); turning alone still implies a junction."""
+    anywhere = parser.parse(rule("Watch for small children when parking or turning.", region="california"))[0].mr
+    assert (anywhere.road_type, anywhere.manipulation) == ("any roads", "a child")
+    junction = parser.parse(rule("Yield to pedestrians when turning.", region="california"))[0].mr
+    assert junction.road_type == "intersection"

@@ -29,14 +29,14 @@ def retriever(ontology: Ontology, embedder: MiniLMEmbedder) -> ReferenceRetrieve
 def test_leave_one_out_accuracy_per_region(
     ontology: Ontology, embedder: MiniLMEmbedder, retriever: ReferenceRetriever
 ) -> None:
-    """Leave-one-out triple accuracy stays near today's (California 60.6 %, Germany 84.2 %), above the constant
+    """Leave-one-out triple accuracy stays near today's (California 75.8 %, Germany 84.2 %), above the constant
     answer by far, and below in-sample (the lexicon's own rules help it: the gap is reported, not hidden)."""
     rules, refs = as_rules(load_reference_records())
     lexicon = load_lexicon()
     loo, removed = leave_one_out(rules, ontology=ontology, lexicon=lexicon, embedder=embedder, retriever=retriever)
     assert removed > 0
     shipped = OfflineReasoner(ontology, lexicon, embedder, retriever)
-    for region, least_loo, least_in in (("california", 0.54, 0.63), ("germany", 0.78, 0.92)):
+    for region, least_loo, least_in in (("california", 0.66, 0.72), ("germany", 0.78, 0.92)):
         idx = [i for i, r in enumerate(rules) if r.region == region]
         score = score_rules(ontology, [(rules[i].id, region, loo[i], refs[i]) for i in idx])
         inside = score_rules(ontology, [(rules[i].id, region, shipped.predict(rules[i]), refs[i]) for i in idx])

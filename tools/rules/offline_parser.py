@@ -249,6 +249,7 @@ class OntologyGroundedParser:
         manip += self._colour_mentions(model, toks, masked)
         manip += self._elided_mentions(model, toks, manip)
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks, masked=plain)]
+        roads = [m for m in roads if not _general_manoeuvre(m, toks)]
         manip = _drop_nested(manip, roads)
         manip = _drop_less_specific(manip)
         manip = _drop_spanning(manip)
@@ -608,6 +609,21 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
         if tuple(words[i : i + n]) == needle:
             return i
     return -1
+
+
+_BARE_TURN = frozenset({"turn", "turning"})
+# Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
+_ANYWHERE_MANOEUVRES = frozenset({"back", "backing", "reverse", "reversing", "park", "parking", "merge", "merging"})
+
+
+def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
+    """A bare "turn"/"turning" coordinated with a manoeuvre made anywhere ("turning or backing up", "parking or
+    turning") is driving in general, not a place."""
+    if m.end - m.start != 1 or toks[m.start].word not in _BARE_TURN:
+        return False
+    clause = toks[m.start].clause
+    near = [t.word for t in toks[max(0, m.start - 3) : m.end + 3] if t.clause == clause]
+    return any(w in {"or", "and"} for w in near) and any(w in _ANYWHERE_MANOEUVRES for w in near)
 
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
