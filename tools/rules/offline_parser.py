@@ -448,7 +448,8 @@ class OntologyGroundedParser:
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
         # buses flash yellow lights").
         if manipulation is not None and not _LIGHT_WORDS & set(manipulation.tokens):
-            specific = [m for m in specific if not _is_vehicle_light(m.surface)]
+            colours = {*model.colour_words, "flashing", "blinking"}
+            specific = [m for m in specific if not _is_vehicle_light(m.surface, colours)]
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
@@ -628,14 +629,13 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
-_COLOURS = frozenset({"red", "yellow", "amber", "green", "flashing", "blinking"})
 
 
-def _is_vehicle_light(surface: str) -> bool:
-    """A place cue that is only a coloured or flashing light ("red lights", "yellow flashing lights"), with no word
-    of a traffic signal in it."""
+def _is_vehicle_light(surface: str, colours: set[str]) -> bool:
+    """A place cue that is only a coloured or flashing light ("red lights", "yellow flashing lights"; ``colours``:
+    the lexicon's signal colour words and "flashing"), with no word of a traffic signal in it."""
     words = set(tokens(surface))
-    return bool(words & _COLOURS) and bool(words & {"light", "lamp"}) and not words & {"traffic", "signal"}
+    return bool(words & colours) and bool(words & {"light", "lamp"}) and not words & {"traffic", "signal"}
 
 
 def _drop_nested(mentions: list[Mention], others: list[Mention]) -> list[Mention]:
