@@ -312,6 +312,7 @@ def test_medium_duty_trucks_and_a_body_named_outright(
         ("around 10 AM", "Daytime"),
         ("at 1830 hours", "Not mentioned"),
         ("at 1415 hours; it was dark", "Nighttime"),
+        ("on a weekday. The impact caused V1 to rotate; it was transported at 2130 hours", "Not mentioned"),
     ],
 )
 def test_a_clock_time_gives_day_or_night_when_no_light_condition_does(

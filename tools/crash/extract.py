@@ -492,7 +492,8 @@ class OfflineCrashExtractor:
         if hits:
             time = min(hits)[2]
         else:
-            time = self._clock_time(" ".join(sentences), notes) or time
+            # Only before the impact's aftermath: a later clock time is the ambulance's or the hospital's.
+            time = self._clock_time(self._pre_impact_text(" ".join(sentences)), notes) or time
         weather = "Not mentioned"
         for w, p in self._weather:
             if any(not _NEGATED.search(env_text, max(0, m.start() - 16), m.start()) for m in p.finditer(env_text)):
