@@ -450,3 +450,17 @@ def test_turning_with_a_manoeuvre_made_anywhere_names_no_junction(parser: Ontolo
     assert (anywhere.road_type, anywhere.manipulation) == ("any roads", "a child")
     junction = parser.parse(rule("Yield to pedestrians when turning.", region="california"))[0].mr
     assert junction.road_type == "intersection"
+
+
+def test_what_the_wording_implies_comes_before_the_nearest_label(ontology: Ontology, embedder: MiniLMEmbedder) -> None:
+    """A rule that names no term: what its wording implies ('a traffic signal' its red light, 'yield' an oncoming
+    vehicle) is the first candidate, ahead of MiniLM's nearest labels (which found 'heavy traffic' and 'a yield
+    sign' here)."""
+    with_labels = OntologyGroundedParser(ontology=ontology, embedder=embedder)
+    for text, term in (
+        ("There is a traffic signal ahead. Be prepared to stop.", "a red light"),
+        ("Yield the right-of-way when you enter a highway from a driveway.", "an oncoming vehicle"),
+    ):
+        candidates = with_labels.parse(rule(text, region="california"))
+        assert candidates[0].mr.manipulation == term, [c.mr.manipulation for c in candidates]
+        assert any("nearest ontology term" in c.evidence["manipulation"] for c in candidates[1:])

@@ -438,7 +438,7 @@ class OntologyGroundedParser:
             term = model.term("manipulation", match.pattern.target)
             if all(i.term != term for i in implied):
                 surface = " ".join(t.raw for t in analysis.tokens[match.start : match.end])
-                implied.append(Mention(term, match.start, match.end, 0, "implied", surface, -1.0))
+                implied.append(Mention(term, match.start, match.end, 0, "implied", surface, 0.0))
         del words
         return implied
 
@@ -521,7 +521,8 @@ class OntologyGroundedParser:
             (m.term, m.surface if m.via != "implied" else f"implied by '{m.surface}'", m.score) for m in ranked
         ]
         if all(m.via == "implied" for m in ranked):
-            # Nothing named outright: implied terms and nearest labels compete on one scale.
+            # Nothing named outright: what the wording implies (scored 0: "yield" an oncoming vehicle, "a traffic
+            # signal" its red light) comes before MiniLM's nearest labels (similarity - 1 < 0), which follow.
             named = {term.normalised for term, _, _ in entries}
             entries += [
                 (t, f"nearest ontology term (similarity {sim:.2f})", sim - 1.0)
