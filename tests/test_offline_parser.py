@@ -464,3 +464,10 @@ def test_what_the_wording_implies_comes_before_the_nearest_label(ontology: Ontol
         candidates = with_labels.parse(rule(text, region="california"))
         assert candidates[0].mr.manipulation == term, [c.mr.manipulation for c in candidates]
         assert any("nearest ontology term" in c.evidence["manipulation"] for c in candidates[1:])
+
+
+def test_where_to_stop_is_no_trigger(parser: OntologyGroundedParser) -> None:
+    """'Come to a complete stop at the limit line': the place after 'stop at' is part of what to do, so the sign
+    the rule opens with stays its subject."""
+    text = "An eight-sided red sign means stop. Come to a complete stop at the limit line."
+    assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a stop sign"

@@ -350,8 +350,13 @@ class OntologyGroundedParser:
         # After a signalling verb ("A STOP sign means make a full stop at the limit line") the words are what the
         # driver must do: a place word there is no trigger of the rule.
         consequence = any(w in model.signalling for w in before)
+        # "stop at the limit line", "wait behind the crosswalk": where to stop is part of what to do, not a trigger.
+        stop_place = {lo + i for i in range(1, len(before)) if before[i - 1] in _STOP_VERBS}
         if not consequence and (
-            any(w in model.trigger_words and lo + i not in set_phrase for i, w in enumerate(before))
+            any(
+                w in model.trigger_words and lo + i not in set_phrase and lo + i not in stop_place
+                for i, w in enumerate(before)
+            )
             or any(_find(before, p) >= 0 for p in model.trigger_phrases)
         ):
             score += 1.0
@@ -613,6 +618,7 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
     return -1
 
 
+_STOP_VERBS = frozenset({"stop", "stopping", "stopped", "wait", "waiting", "halt"})
 _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
 _ANYWHERE_MANOEUVRES = frozenset({"back", "backing", "reverse", "reversing", "park", "parking", "merge", "merging"})
