@@ -471,3 +471,14 @@ def test_where_to_stop_is_no_trigger(parser: OntologyGroundedParser) -> None:
     the rule opens with stays its subject."""
     text = "An eight-sided red sign means stop. Come to a complete stop at the limit line."
     assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a stop sign"
+
+
+def test_an_animal_crossing_the_road_makes_no_crosswalk(parser: OntologyGroundedParser) -> None:
+    """'deer crossing the road' is on any road; a pedestrian crossing it, and a deer at a named crosswalk, are at
+    a crosswalk."""
+    deer = parser.parse(rule("Watch for deer crossing the road.", region="california"))[0].mr
+    assert (deer.road_type, deer.manipulation) == ("any roads", "a deer")
+    walker = parser.parse(rule("Watch for pedestrians crossing the road.", region="california"))[0].mr
+    assert walker.road_type == "crosswalk"
+    named = parser.parse(rule("Watch for deer near the crosswalk.", region="california"))[0].mr
+    assert named.road_type == "crosswalk"

@@ -206,6 +206,7 @@ class Lexicon:
     not_terms: list[str] = field(metadata=_PHRASES, default_factory=list)
     non_trigger_phrases: list[str] = field(metadata=_GENERAL, default_factory=list)
     signalling_verbs: list[str] = field(metadata=_GENERAL, default_factory=list)
+    animal_terms: list[str] = field(metadata=_GENERAL, default_factory=list)
     generic_road_words: list[str] = field(metadata=_GENERAL, default_factory=list)
     provenance: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     region_road_types: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
@@ -260,6 +261,7 @@ def _parse_lexicon(data: Any, source: str) -> Lexicon:
         trigger_words=_as_str_list(data, "trigger_words", source),
         non_trigger_phrases=_as_str_list(data, "non_trigger_phrases", source),
         signalling_verbs=_as_str_list(data, "signalling_verbs", source),
+        animal_terms=_as_str_list(data, "animal_terms", source),
         secondary_words=_as_str_list(data, "secondary_words", source),
         signal_colours=_as_map_of_lists(data, "signal_colours", source),
         signal_context=_as_str_list(data, "signal_context", source),

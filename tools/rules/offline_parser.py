@@ -168,6 +168,7 @@ class _RegionModel:
         self.trigger_phrases = [tokens(w) for w in lexicon.trigger_words if len(tokens(w)) > 1]
         self.non_triggers = [tokens(w) for w in lexicon.non_trigger_phrases if tokens(w)]
         self.signalling = {t for w in lexicon.signalling_verbs for t in tokens(w)[:1]}
+        self.animals = {t.normalised for name in lexicon.animal_terms if (t := vocabulary.lookup("manipulation", name))}
         self.secondary = [tokens(w) for w in lexicon.secondary_words if tokens(w)]
         self.exclusions = [tokens(w) for w in lexicon.exclusion_words if tokens(w)]
         self.defining = [tokens(w) for w in lexicon.defining_openers if tokens(w)]
@@ -455,6 +456,9 @@ class OntologyGroundedParser:
         if manipulation is not None and not _LIGHT_WORDS & set(manipulation.tokens):
             colours = {*model.colour_words, "flashing", "blinking"}
             specific = [m for m in specific if not _is_vehicle_light(m.surface, colours)]
+        # "cross the road" makes a crosswalk of a pedestrian's crossing; an animal crossing the road is on any road.
+        if manipulation is not None and manipulation.normalised in model.animals:
+            specific = [m for m in specific if not {"cross", "crossing"} & set(tokens(m.surface))]
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
