@@ -482,3 +482,10 @@ def test_an_animal_crossing_the_road_makes_no_crosswalk(parser: OntologyGrounded
     assert walker.road_type == "crosswalk"
     named = parser.parse(rule("Watch for deer near the crosswalk.", region="california"))[0].mr
     assert named.road_type == "crosswalk"
+
+
+def test_a_bus_that_stops_stays_the_manipulation(parser: OntologyGroundedParser) -> None:
+    """'The school bus stops to pick up passengers': 'stops' is the bus's verb, so the school bus is no modifier of
+    a bus stop; the place is the bus stopping."""
+    mr = parser.parse(rule("The school bus stops to pick up passengers.", region="california"))[0].mr
+    assert (mr.road_type, mr.manipulation) == ("bus stopping", "a school bus")

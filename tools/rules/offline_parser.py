@@ -622,6 +622,14 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
     return -1
 
 
+def _verb_stops(m: Mention, toks: list[Token]) -> bool:
+    """ "the school bus stops to let children off": "stops" there is the bus's verb, not the head of a compound (a
+    noun "stops" is not followed by "to" or "for")."""
+    last = toks[m.end - 1]
+    nxt = toks[m.end].word if m.end < len(toks) and toks[m.end].clause == last.clause else ""
+    return last.raw.lower() == "stops" and nxt in {"to", "for", "when", "suddenly"}
+
+
 _STOP_VERBS = frozenset({"stop", "stopping", "stopped", "wait", "waiting", "halt"})
 _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
@@ -670,7 +678,9 @@ def _drop_modifiers(mentions: list[Mention], heads: list[Mention], toks: list[To
     end in their head): "light rail" in "light rail tracks" names the tracks, not a rail vehicle. A modifier is
     singular, so in "school buses stop" the buses are no modifier of a bus stop."""
     # "turning left" ends in an adverb, not a head noun: in "a vehicle turning left" the vehicle is no modifier.
-    pool = [h for h in heads if h.gap == 0 and toks[h.end - 1].word not in _ADVERB_ENDS]
+    # Nor does "the school bus stops to ...", where "stops" is the bus's verb: the bus stopping is the place, and
+    # the school bus stays the manipulation.
+    pool = [h for h in heads if h.gap == 0 and toks[h.end - 1].word not in _ADVERB_ENDS and not _verb_stops(h, toks)]
 
     def modifier(m: Mention) -> bool:
         singular = all(t.raw.lower() == t.word for t in toks[m.start : m.end])
