@@ -489,3 +489,14 @@ def test_a_bus_that_stops_stays_the_manipulation(parser: OntologyGroundedParser)
     a bus stop; the place is the bus stopping."""
     mr = parser.parse(rule("The school bus stops to pick up passengers.", region="california"))[0].mr
     assert (mr.road_type, mr.manipulation) == ("bus stopping", "a school bus")
+
+
+def test_what_your_names_is_the_egos_own(parser: OntologyGroundedParser) -> None:
+    """'turn on your emergency flashers' names the ego's flashers, not an emergency vehicle; 'after sunset' is low
+    light."""
+    own = parser.analyse(rule("Pull onto the shoulder and turn on your emergency flashers.", region="california"))
+    assert "emergency vehicle" not in {m.term.normalised for m in own.manipulations}
+    other = parser.analyse(rule("Slow down for a vehicle's emergency flashers ahead.", region="california"))
+    assert "emergency vehicle" in {m.term.normalised for m in other.manipulations}
+    dusk = parser.parse(rule("Use your headlights from 30 minutes after sunset.", region="california"))[0].mr
+    assert dusk.manipulation == "the lighting with low lighting environment"

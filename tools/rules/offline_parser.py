@@ -247,6 +247,8 @@ class OntologyGroundedParser:
         manip = [
             self._mention(model, "manipulation", m, toks) for m in model.manipulation_matcher.find(toks, masked=masked)
         ]
+        # What "your" owns is the ego's ("turn on your emergency flashers", "check your mirrors"), not a manipulation.
+        manip = [m for m in manip if not (m.start > 0 and toks[m.start - 1].word == "your")]
         manip += self._colour_mentions(model, toks, masked)
         manip += self._elided_mentions(model, toks, manip)
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks, masked=plain)]
