@@ -59,8 +59,10 @@ async def nats_server(root: Path, extra_config: str = "") -> AsyncIterator[str]:
 
 
 def settings(auth: NatsAuth | None = None) -> BusSettings:
-    """Bus settings with a short first-connection deadline, so a failure that is not recognised stays quick."""
-    return BusSettings(auth=auth or NatsAuth(), connect_timeout_s=3.0)
+    """Bus settings with a bounded first-connection deadline, so a failure that is not recognised stays quick; 8 s,
+    not 3, because a TLS refusal under a loaded CI machine (the whole suite on 2 cores) once took longer than 3 s
+    and read as "no server answered"."""
+    return BusSettings(auth=auth or NatsAuth(), connect_timeout_s=8.0)
 
 
 def with_userinfo(url: str, userinfo: str, scheme: str | None = None) -> str:
