@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -237,6 +237,12 @@ def _as_map_of_lists(data: Mapping[str, Any], key: str, source: str) -> dict[str
     return out
 
 
+_READERS: dict[str, Callable[[Mapping[str, Any], str, str], Any]] = {
+    "list[str]": _as_str_list,
+    "dict[str, list[str]]": _as_map_of_lists,
+}
+
+
 def _parse_lexicon(data: Any, source: str) -> Lexicon:
     if not isinstance(data, Mapping):
         raise OntologyError(source, "lexicon must be a mapping")
@@ -252,28 +258,12 @@ def _parse_lexicon(data: Any, source: str) -> Lexicon:
     implied = data.get("implied_road_types") or {}
     if not isinstance(implied, Mapping):
         raise OntologyError(source, "lexicon implied_road_types must be a mapping")
+    # Every field of a plain shape is read by its annotation, so a new one cannot be left out of the loader.
+    plain = {f.name: _READERS[str(f.type)](data, f.name, source) for f in fields(Lexicon) if f.type in _READERS}
     return Lexicon(
-        manipulation_aliases=_as_map_of_lists(data, "manipulation_aliases", source),
-        ego_phrases=_as_str_list(data, "ego_phrases", source),
-        road_type_aliases=_as_map_of_lists(data, "road_type_aliases", source),
+        **plain,
         implied_road_types={str(k): str(v) for k, v in implied.items()},
-        implied_manipulations=_as_map_of_lists(data, "implied_manipulations", source),
-        trigger_words=_as_str_list(data, "trigger_words", source),
-        non_trigger_phrases=_as_str_list(data, "non_trigger_phrases", source),
-        signalling_verbs=_as_str_list(data, "signalling_verbs", source),
-        animal_terms=_as_str_list(data, "animal_terms", source),
-        secondary_words=_as_str_list(data, "secondary_words", source),
-        signal_colours=_as_map_of_lists(data, "signal_colours", source),
-        signal_context=_as_str_list(data, "signal_context", source),
-        non_signal_nouns=_as_str_list(data, "non_signal_nouns", source),
         behavior_cues=cues,
-        specialised_generics=_as_map_of_lists(data, "specialised_generics", source),
-        exclusion_words=_as_str_list(data, "exclusion_words", source),
-        defining_openers=_as_str_list(data, "defining_openers", source),
-        not_terms=_as_str_list(data, "not_terms", source),
-        generic_road_words=_as_str_list(data, "generic_road_words", source),
-        provenance=_as_map_of_lists(data, "provenance", source),
-        region_road_types=_as_map_of_lists(data, "region_road_types", source),
         source=source,
     )
 
