@@ -173,6 +173,7 @@ class _RegionModel:
         self.exclusions = [tokens(w) for w in lexicon.exclusion_words if tokens(w)]
         self.defining = [tokens(w) for w in lexicon.defining_openers if tokens(w)]
         self.colour_words = {w: colour for colour, words in lexicon.signal_colours.items() for w in words}
+        self.light_colours = {*self.colour_words, "flashing", "blinking"}  # words that make a light a coloured one
         self.signal_context = [tokens(w) for w in lexicon.signal_context]
         self.non_signal = {fold for n in lexicon.non_signal_nouns for fold in tokens(n)}
 
@@ -456,8 +457,7 @@ class OntologyGroundedParser:
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
         # buses flash yellow lights").
         if manipulation is not None and not _LIGHT_WORDS & set(manipulation.tokens):
-            colours = {*model.colour_words, "flashing", "blinking"}
-            specific = [m for m in specific if not _is_vehicle_light(m.surface, colours)]
+            specific = [m for m in specific if not _is_vehicle_light(m.surface, model.light_colours)]
         # "cross the road" makes a crosswalk of a pedestrian's crossing; an animal crossing the road is on any road.
         if manipulation is not None and manipulation.normalised in model.animals:
             specific = [m for m in specific if not {"cross", "crossing"} & set(tokens(m.surface))]
