@@ -346,3 +346,65 @@ def test_junction_words_beyond_the_dev_cases(extractor: OfflineCrashExtractor, r
         "2005 Honda Civic, was traveling north ahead of V1. It was daylight. The front of V1 struck the back of V2.",
     )
     assert s.road_network.road_type == road_type
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "main", "branch"),
+    [
+        # The road described first ends at the second: it is the branch.
+        (
+            "a two-lane, two-way road that terminates at a five-lane, two-way highway",
+            "the highway",
+            (5, 2),
+            (2, 2),
+        ),
+        (
+            "a two-lane, two-way road and was approaching a three-leg intersection where the road terminated at a "
+            "four-lane, two-way highway",
+            "the highway",
+            (4, 2),
+            (2, 2),
+        ),
+        # The road described second ends at the first: the order of mention already holds.
+        (
+            "a four-lane, two-way urban road",
+            "a two-lane, one-way residential street that ends at the north-south road",
+            (4, 2),
+            (2, 1),
+        ),
+    ],
+)
+def test_a_road_that_ends_at_another_is_the_branch_of_a_t(
+    extractor: OfflineCrashExtractor,
+    first: str,
+    second: str,
+    main: tuple[int, int],
+    branch: tuple[int, int],
+) -> None:
+    """'a road that terminates at / ends at' another makes a T-intersection (with or without 'that', in any tense),
+    and that road is its branch, whichever the narrative described first."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2004 Toyota Camry, was traveling south on {first}. Vehicle two (V2), a 2005 Honda "
+        f"Civic, was traveling east on {second}. It was daylight. The front of V2 struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == main
+    assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == branch
+
+
+def test_times_and_weather_after_the_crash_or_before_it_are_not_the_crashs(extractor: OfflineCrashExtractor) -> None:
+    """'the following morning' in the hospital's part is no daytime; 'wet from an earlier rain' is no rain at the
+    crash (the road shows it, the sky need not); sun glare is a sunny day."""
+    base = "Vehicle one (V1), a 2004 Toyota Camry, was traveling west on a two-lane, two-way road. "
+    later = (
+        " The front of V1 struck a tree. V1 came to rest in the ditch. The driver was transported to a trauma center"
+        " and underwent surgery the following morning."
+    )
+    s = extract(extractor, base + "The road surface was wet from an earlier rain." + later)
+    assert (s.env.time, s.env.weather) == ("Not mentioned", "Not mentioned")
+    s = extract(extractor, base + "The crash occurred in the morning and the road surface was dry." + later)
+    assert s.env.time == "Daytime"
+    s = extract(extractor, base + "The driver said she was blinded by sun glare." + later)
+    assert s.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -86,6 +86,13 @@ _STRIKE = re.compile(
     r"\b(struck|strike|strikes|striking|impacted|collided|collision with|hit|sideswiped|sideslapped|contacted|rear-ended)\b",
     re.IGNORECASE,
 )
+# A road that ends at another one ("a residential street that ends at the north-south road", "where the road
+# terminated at a five-lane highway") meets it in a T, and is its branch. Ramps end in merges, not here.
+_ROAD_ENDS = re.compile(
+    r"\b(?:road|roadway|street|avenue|route|lane|drive|highway)s?(?:,?\s+(?:that|which))?\s+"
+    r"(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)\s+(?:at|into)\b",
+    re.IGNORECASE,
+)
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
 _ROAD_NOUN = re.compile(
     r"\b(?:entrance ramp|on-ramp|exit ramp|ramp|road|roadway|highway|freeway|street|interstate|route|avenue|"
@@ -103,8 +110,12 @@ _BOUND_PAIR = re.compile(
     r"(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?\b",
     re.IGNORECASE,
 )
-# A weather word right after a negation ("it was not snowing", "no rain") names no weather.
-_NEGATED = re.compile(r"\b(?:not|no|without)\s+(?:\w+\s+)?$", re.IGNORECASE)
+# A weather word right after a negation ("it was not snowing", "no rain") names no weather, nor does one after a
+# word that puts it in the past ("wet from an earlier rain", "the previous night's snow"): the road shows it, the
+# sky at the crash need not.
+_NEGATED = re.compile(
+    r"\b(?:not|no|without|earlier|previous|prior|recent|overnight|preceding)\s+(?:[\w']+\s+)?$", re.IGNORECASE
+)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 # A clock time: "at 2130 hours", "at approximately 9:30 p.m.", "around 7 AM".
 _CLOCK = re.compile(
@@ -121,6 +132,15 @@ _LANE_POS = re.compile(
     re.IGNORECASE,
 )
 _CENTRE_TURN = re.compile(r"\bcent(?:er|re)[\s-]+(?:left[\s-]+)?turn(?:\s+lane)?\b", re.IGNORECASE)
+
+
+class _Road(NamedTuple):
+    """A road the narrative describes: its lane and way counts, whether it is a ramp, where its noun is."""
+
+    lanes: int | None
+    ways: int | None
+    ramp: bool
+    at: int
 
 
 @dataclass
@@ -206,7 +226,7 @@ class OfflineCrashExtractor:
     def _road_type(self, text: str) -> str:
         pre = self._pre_impact_text(text)
         for road_type, pattern in self._road_cues:
-            if pattern.search(pre):
+            if pattern.search(pre) or (road_type == "T-intersection" and _ROAD_ENDS.search(pre)):
                 return road_type
         return "Straight"
 
@@ -280,42 +300,58 @@ class OfflineCrashExtractor:
     def _road_network(self, text: str, road_type: str, template: ScenarioTemplate, notes: list[str]) -> RoadNetwork:
         defaults = template.road_network
         roads = self._roads(text)
-        main = [r for r in roads if not r[2]]
-        ramps = [r for r in roads if r[2]]
+        main = [r for r in roads if not r.ramp]
+        ramps = [r for r in roads if r.ramp]
         centre = bool(_CENTRE_TURN.search(text))
-        first = main[0] if main else (None, None, False)
+        none = _Road(None, None, False, 0)
+        first = main[0] if main else none
         net: dict[str, Any] = {
             "road_type": road_type,
             "lane_width_m": defaults.lane_width_m,
             "length_m": defaults.length_m,
             "centre_turn_lane": centre,
         }
-        if road_type in {"T-intersection", "Merge"}:
-            net["main_lanes"] = first[0] or defaults.main_lanes
-            net["main_ways"] = first[1] or defaults.main_ways
-            if road_type == "T-intersection":
-                branch = main[1] if len(main) > 1 else (None, None, False)
-                net["branch_lanes"] = branch[0] or defaults.branch_lanes
-                net["branch_ways"] = branch[1] or defaults.branch_ways
-            else:
-                ramp = ramps[0] if ramps else (None, None, True)
-                lanes = ramp[0] or defaults.branch_lanes or 1
-                if ramp[0] is None and re.search(r"\bacceleration lane\b", text, re.IGNORECASE):
-                    lanes += 1
-                    notes.append("the on-ramp's acceleration lane counts as a second branch lane")
-                net["branch_lanes"] = lanes
-                net["branch_ways"] = ramp[1] or 1
+        if road_type == "T-intersection":
+            branch = main[1] if len(main) > 1 else none
+            ending = self._ending_road(text, main) if len(main) > 1 else None
+            if ending is not None:
+                # The road that ends at the other is the branch, whichever the narrative described first.
+                branch, first = ending, next(r for r in main if r is not ending)
+            net["main_lanes"] = first.lanes or defaults.main_lanes
+            net["main_ways"] = first.ways or defaults.main_ways
+            net["branch_lanes"] = branch.lanes or defaults.branch_lanes
+            net["branch_ways"] = branch.ways or defaults.branch_ways
+        elif road_type == "Merge":
+            net["main_lanes"] = first.lanes or defaults.main_lanes
+            net["main_ways"] = first.ways or defaults.main_ways
+            ramp = ramps[0] if ramps else _Road(None, None, True, 0)
+            lanes = ramp.lanes or defaults.branch_lanes or 1
+            if ramp.lanes is None and re.search(r"\bacceleration lane\b", text, re.IGNORECASE):
+                lanes += 1
+                notes.append("the on-ramp's acceleration lane counts as a second branch lane")
+            net["branch_lanes"] = lanes
+            net["branch_ways"] = ramp.ways or 1
         else:
             # A ramp that is the only road described ("a one-lane, one-way exit ramp") is the road of the scene.
             only = first if main or not ramps else ramps[0]
-            net["lanes"] = only[0] or defaults.lanes
-            net["ways"] = only[1] or defaults.ways
+            net["lanes"] = only.lanes or defaults.lanes
+            net["ways"] = only.ways or defaults.ways
         if not main and (road_type in {"T-intersection", "Merge"} or not ramps):
             notes.append("the narrative gives no lane count; the template's default is used")
         return RoadNetwork(**net)
 
-    def _roads(self, text: str) -> list[tuple[int | None, int | None, bool]]:
-        """(lanes, ways, is_ramp) of each road the narrative describes, in order of mention.
+    @staticmethod
+    def _ending_road(text: str, roads: list[_Road]) -> _Road | None:
+        """The described road that ends at another one: the nearest before the first "... ends at" (in its sentence)."""
+        m = _ROAD_ENDS.search(text)
+        if not m:
+            return None
+        before = [r for r in roads if m.start() - 200 <= r.at <= m.start()]
+        return before[-1] if before else None
+
+    def _roads(self, text: str) -> list[_Road]:
+        """Lanes, ways, whether a ramp, and where the noun is, of each road the narrative describes, in order of
+        mention.
 
         Counts belong to the road noun that follows them ("a two-lane, two-way rural road", "a one-way
         entrance ramp"), so one sentence can describe a ramp and the freeway it joins.
@@ -345,7 +381,9 @@ class OfflineCrashExtractor:
                 road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
                 road["lanes"] = road["lanes"] or total
                 road["ways"] = road["ways"] or 2
-        return [(r["lanes"], r["ways"], r["ramp"]) for _, r in sorted(found.items()) if r["lanes"] or r["ways"]]
+        return [
+            _Road(r["lanes"], r["ways"], r["ramp"], at) for at, r in sorted(found.items()) if r["lanes"] or r["ways"]
+        ]
 
     def _actor(
         self,
@@ -481,19 +519,23 @@ class OfflineCrashExtractor:
         ]
         env_text = " ".join(dict.fromkeys(env_sentences))
         time = "Not mentioned"
+        # Only before the impact's aftermath does the clock tell the crash's time: a later "0915 hours" or "the
+        # following morning" is the ambulance's or the hospital's.
+        pre = self._pre_impact_text(" ".join(sentences))
         # The light condition ("dark", "daylight") says more than the clock ("early morning hours under dark
         # conditions" is a night); otherwise the first cue wins.
-        hits = [
-            (m.group(0).lower() in self._clock_words, m.start(), t)
-            for t, p in self._time
-            for m in [p.search(env_text)]
-            if m
-        ]
+        hits = []
+        for t, p in self._time:
+            light = next((m for m in p.finditer(env_text) if m.group(0).lower() not in self._clock_words), None)
+            clock = (
+                None if light else next((m for m in p.finditer(pre) if m.group(0).lower() in self._clock_words), None)
+            )
+            if light or clock:
+                hits.append((light is None, (light or clock).start(), t))  # type: ignore[union-attr]
         if hits:
             time = min(hits)[2]
         else:
-            # Only before the impact's aftermath: a later clock time is the ambulance's or the hospital's.
-            time = self._clock_time(self._pre_impact_text(" ".join(sentences)), notes) or time
+            time = self._clock_time(pre, notes) or time
         weather = "Not mentioned"
         for w, p in self._weather:
             if any(not _NEGATED.search(env_text, max(0, m.start() - 16), m.start()) for m in p.finditer(env_text)):
