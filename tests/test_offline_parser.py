@@ -205,8 +205,8 @@ def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
         ("Botts dots mark the lanes on many freeways.", "raised pavement markers"),
         ("Slow down when you see a diamond-shaped sign.", "warning signs"),
         ("Orange signs mark road work ahead; slow down.", "work zone sign"),
-        ("A round yellow sign means a railroad crossing is ahead.", "st. andrew's cross sign"),
-        ("A pennant-shaped yellow sign marks a no-passing zone.", "solid and broken yellow lines"),
+        ("A round yellow sign means a railroad crossing is ahead.", "warning signs"),
+        ("A pennant-shaped yellow sign marks a no-passing zone.", "warning signs"),
         ("White rectangular signs tell you the law.", "red and white regulatory sign"),
         ("Do not pass in a no-passing zone.", "solid and broken yellow lines"),
     ],
@@ -500,3 +500,50 @@ def test_what_your_names_is_the_egos_own(parser: OntologyGroundedParser) -> None
     assert "emergency vehicle" in {m.term.normalised for m in other.manipulations}
     dusk = parser.parse(rule("Use your headlights from 30 minutes after sunset.", region="california"))[0].mr
     assert dusk.manipulation == "the lighting with low lighting environment"
+
+
+def test_a_bracketed_gloss_and_the_egos_words_do_not_hide_a_term(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """'a High-Occupancy Vehicle (HOV) lane' is the term itself: a bracket ends no clause, and the ego's own words
+    ('drive a vehicle') are written out whole, not gapped over the term."""
+    mr = best(
+        parser,
+        validator,
+        "Do not drive in a High-Occupancy Vehicle (HOV) lane unless you carry two people.",
+        "california",
+    )
+    assert mr is not None and "high-occupancy vehicle (hov) lanes" in mr.manipulation.lower(), mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        ("A flashing red traffic signal light means the same as a STOP sign.", "flashing red light"),
+        ("A flashing yellow arrow means you may turn, but first yield to oncoming traffic.", "flashing yellow light"),
+    ],
+)
+def test_a_region_term_that_refines_a_core_one_ranks_with_the_core_terms(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """Core terms come first, but 'Flashing Red Light' is the core 'red light' made specific: the rule's subject
+    stays ahead of the STOP sign it is compared with."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation.lower(), mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do not pass another vehicle on a hill or a curve.",
+        "You must not pass within 100 feet of a railroad crossing.",
+        "Do not change lanes in an intersection.",
+    ],
+)
+def test_do_not_pass_is_keep_current_like_must_not_be_overtaken(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """US handbooks' 'pass' is overtaking: as for 'must not be overtaken', the ego keeps its lane and pace."""
+    r = rule(text, region="california")
+    analysis = parser.analyse(r)
+    assert max(analysis.behavior_scores, key=analysis.behavior_scores.__getitem__) == "keep current"

@@ -68,6 +68,9 @@ def tokenize_rule(text: str) -> list[Token]:
         prev = out[-1].word if out else ""
         if piece == "." and prev in _ABBREVIATIONS:
             continue
+        if piece in "()[]":
+            # A bracket glosses what it stands in ("a High-Occupancy Vehicle (HOV) lane"); it ends no clause.
+            continue
         clause += 1
         if piece in _SENTENCE_END:
             sentence += 1

@@ -98,6 +98,13 @@ class _RegionModel:
             wider = [c for c in core_manips if c.category == term.category and set(term.tokens) <= set(c.tokens)]
             if wider:
                 self.core_of[term.normalised] = min(wider, key=lambda c: len(c.tokens)).normalised
+        # A region term that holds a core term's words and more ("Flashing Red Light" over "red light") is that core
+        # term made specific: it ranks with the core terms, not after them.
+        self.refines_core = {
+            term.normalised
+            for term in vocabulary.manipulations
+            if not term.is_core and any(set(c.tokens) < set(term.tokens) for c in core_manips)
+        }
         for term in vocabulary.manipulations:
             core = self.core_of.get(term.normalised)  # a mapped region term counts as an alias of the core one
             pattern = Pattern(term.tokens, core, "alias") if core else Pattern(term.tokens, term.normalised, "term")
@@ -128,7 +135,8 @@ class _RegionModel:
                     road_patterns[words] = Pattern(words, resolved.normalised, "alias")
         self.road_matcher = PhraseMatcher(road_patterns.values())
 
-        self.ego_matcher = PhraseMatcher(Pattern(tokens(p), "ego", "ego") for p in lexicon.ego_phrases)
+        # The ego's own words are written out whole: "drive in a high-occupancy vehicle lane" is no "drive a vehicle".
+        self.ego_matcher = PhraseMatcher((Pattern(tokens(p), "ego", "ego") for p in lexicon.ego_phrases), max_gap=0)
         self.generic_roads = {tokens(w) for w in lexicon.generic_road_words}
         self.not_term_matcher = PhraseMatcher(
             (Pattern(tokens(p), "none", "none") for p in lexicon.not_terms), max_gap=0
@@ -438,7 +446,9 @@ class OntologyGroundedParser:
         # the answer only where the rule names no core one. What an aside names ("especially at dawn and dusk")
         # comes after the rule's own subject, core or not, and what the rule rules out comes last. (A stable sort:
         # by score within each group.)
-        ranked.sort(key=lambda m: (m.ruled_out, m.aside, not m.term.is_core))
+        ranked.sort(
+            key=lambda m: (m.ruled_out, m.aside, not (m.term.is_core or m.term.normalised in model.refines_core))
+        )
         if ranked:
             return ranked
         words = [t.word for t in analysis.tokens]
