@@ -547,3 +547,74 @@ def test_do_not_pass_is_keep_current_like_must_not_be_overtaken(
     r = rule(text, region="california")
     analysis = parser.analyse(r)
     assert max(analysis.behavior_scores, key=analysis.behavior_scores.__getitem__) == "keep current"
+
+
+def test_quotes_around_a_sign_name_end_no_clause(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """'"Give Way" Sign (Sign 205)': the quoted name and the word sign are one phrase."""
+    mr = best(
+        parser, validator, '"Give Way" Sign (Sign 205): Anyone driving a vehicle must give way at the next junction.'
+    )
+    assert mr is not None and "yield sign" in mr.manipulation, mr
+
+
+def test_what_is_said_not_to_be_there_is_ruled_out(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """'If there is no limit line' names no limit line: it neither outranks the STOP sign nor counts as a second
+    mention of one."""
+    mr = best(
+        parser,
+        validator,
+        "An eight-sided red STOP sign means you must make a full stop before the limit line. If there is no limit "
+        "line, stop before the intersection.",
+        "california",
+    )
+    assert mr is not None and "stop sign" in mr.manipulation, mr
+
+
+def test_an_exclusion_in_an_opening_phrase_ends_with_it(parser: OntologyGroundedParser) -> None:
+    """'At a T intersection without STOP or YIELD signs, vehicles on the through road have the right-of-way': the
+    signs are ruled out, the vehicles are not; in a list ('such as seniors, people with disabilities') the aside
+    runs on past the comma."""
+    a = parser.analyse(
+        rule(
+            "At a T intersection without STOP or YIELD signs, vehicles on the through road have the right-of-way.",
+            region="california",
+        )
+    )
+    out = {m.term.normalised: m.ruled_out for m in a.manipulations}
+    assert out["stop sign"] and out["yield sign"] and not out["vehicle"], out
+    a = parser.analyse(
+        rule("Allow pedestrians time to cross, as some groups such as seniors, people with disabilities need more.")
+    )
+    assert all(m.aside for m in a.manipulations if m.term.normalised != "pedestrian")
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        ("Use low-beam headlights in fog; high beams reflect back.", "fog environment"),
+        ("Dim your high beams for oncoming drivers and use your headlights.", "low lighting environment"),
+    ],
+)
+def test_the_egos_own_lights_only_imply_darkness(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """Headlights and beams are what the ego does: the weather they are used in is the rule's subject; alone,
+    they imply low light."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation, mr
+
+
+def test_a_turn_cue_does_not_count_against_slowing_down_on_any_road(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """'drive to the right edge of the road and stop' is no turn on any road (turns are made at junctions), so the
+    validator does not prefer a candidate placed at an intersection only because it may turn there."""
+    mr = best(
+        parser,
+        validator,
+        "When you see an emergency vehicle with flashing red lights coming toward you, drive to the right edge of "
+        "the road and stop until it has passed.",
+        "california",
+    )
+    assert mr is not None and (mr.road_type, mr.expected_behavior) == ("any roads", "slow down"), mr
+    assert "emergency vehicle" in mr.manipulation, mr

@@ -68,8 +68,9 @@ def tokenize_rule(text: str) -> list[Token]:
         prev = out[-1].word if out else ""
         if piece == "." and prev in _ABBREVIATIONS:
             continue
-        if piece in "()[]":
-            # A bracket glosses what it stands in ("a High-Occupancy Vehicle (HOV) lane"); it ends no clause.
+        if piece in '()[]"':
+            # A bracket glosses what it stands in ("a High-Occupancy Vehicle (HOV) lane") and quotes name a sign
+            # ('"Give Way" Sign'): neither ends a clause.
             continue
         clause += 1
         if piece in _SENTENCE_END:

@@ -30,7 +30,7 @@ from tools.rules.lexicon import Lexicon, Match, Pattern, PhraseMatcher, Token, l
 from tools.rules.models import MRCandidate, MRFields, TrafficRule
 from tools.rules.ontology import Ontology, Term, Vocabulary
 
-__all__ = ["OFFLINE_PARSER_NAME", "OntologyGroundedParser", "RuleAnalysis"]
+__all__ = ["OFFLINE_PARSER_NAME", "OntologyGroundedParser", "RuleAnalysis", "behaviour_cues"]
 
 OFFLINE_PARSER_NAME = "offline:ontology-grounded"
 
@@ -376,13 +376,20 @@ class OntologyGroundedParser:
         # subject covers names the rule's subject by example, not an aside.
         at_sentence_start = lo == 0 or toks[lo - 1].sentence != sentence
         defining = at_sentence_start and any(tuple(before[: len(d)]) == d for d in model.defining)
-        if any(_find(before, sec) >= 0 for sec in model.secondary) and not defining:
+        # An aside or exclusion in a sentence's opening phrase ends with it: in "At a T intersection without STOP or
+        # YIELD signs, vehicles on the through road have the right-of-way" the vehicles are no exception. (Elsewhere
+        # a comma goes on with a list: "such as seniors, people with disabilities".)
+        opening = toks[lo].clause if toks[lo].clause != toks[m.start].clause and at_sentence_start else None
+        own = [t.word for t in toks[lo : m.start] if t.clause != opening]
+        if any(_find(own, sec) >= 0 for sec in model.secondary) and not defining:
             score -= 1.5
             m.aside = True
-        window = words[max(lo, m.start - 6) : m.end]
+        window = [t.word for t in toks[max(lo, m.start - 6) : m.end] if t.clause != opening]
         # "with or without a crosswalk" rules nothing out.
         window = " ".join(window).replace("with or without", "with or").split()
-        if any(_find(window, ex) >= 0 for ex in model.exclusions):
+        # "If there is no limit line, stop before the crosswalk": a thing said not to be there is ruled out too.
+        absent = m.start > 0 and toks[m.start - 1].word == "no" and toks[m.start - 1].clause == toks[m.start].clause
+        if absent or any(_find(window, ex) >= 0 for ex in model.exclusions):
             score -= 3.0  # "other than a vehicle or bicycle", "without stop signs": named only to be ruled out
             m.ruled_out = True
         if sentence == 0 and toks[m.start].clause == toks[0].clause:
@@ -410,11 +417,11 @@ class OntologyGroundedParser:
         counts: dict[str, int] = {}
         for m in analysis.manipulations:
             key = m.term.normalised
-            counts[key] = counts.get(key, 0) + 1
+            counts[key] = counts.get(key, 0) + (not m.ruled_out)  # a mention ruled out adds no weight
             if key not in best or m.score > best[key].score:
                 best[key] = m
         for key, m in best.items():
-            m.score += 0.3 * (counts[key] - 1)
+            m.score += 0.3 * max(0, counts[key] - 1)
         ranked = sorted(best.values(), key=lambda m: -m.score)
         # A generic vehicle whose own clause names its kind ("a vehicle is tailgating you", "a vehicle stopped
         # ahead") is that kind; only a clause that names none leaves it to what the rule implies ("let pass").
@@ -492,12 +499,9 @@ class OntologyGroundedParser:
 
     @staticmethod
     def _behaviour(analysis: RuleAnalysis, road: Term, manipulation: Term | None) -> tuple[str, str]:
-        scores = dict(analysis.behavior_scores)
+        scores = behaviour_cues(analysis, road.normalised)
         if manipulation is not None and manipulation.normalised in {"green light", "green arrow"}:
             scores["keep current"] = scores.get("keep current", 0.0) + 1.0
-        if road.normalised not in {"intersection", "alley"}:
-            scores.pop("turn left", None)
-            scores.pop("turn right", None)
         if not scores:
             return "slow down", "default: a rule restricts the ego-vehicle"
         best = max(scores, key=lambda b: (scores[b], b == "slow down"))
@@ -621,6 +625,17 @@ class OntologyGroundedParser:
             terms = self.region_model(region).vocabulary.manipulations
             self._label_indexes[region] = LabelIndex(self.embedder, [t.text for t in terms])
         return self._label_indexes[region]
+
+
+def behaviour_cues(analysis: RuleAnalysis, road: str) -> dict[str, float]:
+    """The rule's behaviour cue scores that can hold on ``road`` (a normalised road type): a turn is made at a
+    junction, so "drive to the right edge of the road" is no turn on any road (the development references turn only
+    at intersections)."""
+    scores = dict(analysis.behavior_scores)
+    if road not in {"intersection", "alley"}:
+        scores.pop("turn left", None)
+        scores.pop("turn right", None)
+    return scores
 
 
 _MASS_NOUNS = frozenset({"traffic", "livestock", "debris", "gravel", "ice", "smoke", "fog", "rain", "snow", "mud"})

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from tools.common.text import normalise_phrase
 from tools.rules.models import CheckResult, MRCandidate, Question, TrafficRule, Verdict
-from tools.rules.offline_parser import OntologyGroundedParser, RuleAnalysis
+from tools.rules.offline_parser import OntologyGroundedParser, RuleAnalysis, behaviour_cues
 from tools.rules.ontology import BEHAVIORS, Ontology
 from tools.rules.retrieval import ReferenceRetriever
 
@@ -254,7 +254,7 @@ class OfflineValidator:
                 strong,
                 "similar enough to count as named" if strong else "the rule may not be about this element",
             )
-        cues = analysis.behavior_scores
+        cues = behaviour_cues(analysis, road)
         if behaviour in cues:
             b_ok, b_detail = True, "cue: " + ", ".join(analysis.behavior_evidence.get(behaviour, []))
         elif not cues and behaviour == "slow down":
