@@ -618,3 +618,12 @@ def test_a_turn_cue_does_not_count_against_slowing_down_on_any_road(
     )
     assert mr is not None and (mr.road_type, mr.expected_behavior) == ("any roads", "slow down"), mr
     assert "emergency vehicle" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(("region", "term"), [("germany", "police officer"), ("california", "traffic officer")])
+def test_a_police_officer_is_each_regions_officer_term(
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, term: str
+) -> None:
+    """Germany's 'Police officer (directing traffic)' and California's 'Traffic Officer' answer to 'police officer'."""
+    mr = best(parser, validator, "Instructions given by police officers take precedence over all other rules.", region)
+    assert mr is not None and term in mr.manipulation.lower(), mr
