@@ -408,3 +408,69 @@ def test_times_and_weather_after_the_crash_or_before_it_are_not_the_crashs(extra
     assert s.env.time == "Daytime"
     s = extract(extractor, base + "The driver said she was blinded by sun glare." + later)
     assert s.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}
+
+
+def test_each_vehicle_takes_its_body_from_its_own_description(extractor: OfflineCrashExtractor) -> None:
+    """A vehicle introduced by an appositive ('V2, a 2010 Honda Accord sedan, was ... behind a garbage truck'), in
+    a sentence that begins with another vehicle, or as 'Vehicle #3 (V3)' is described by its own words only."""
+    s = extract(
+        extractor,
+        "The case vehicle, a 2018 Nissan Rogue (Vehicle 1), was traveling south on a two-lane road. Vehicle 2, a "
+        "2010 Honda Accord sedan, was stopped behind a garbage truck. V3, a 2014 Chevrolet Impala, was northbound, "
+        "and V4, a 2016 Mack Anthem tractor pulling a loaded semitrailer, was northbound beside it. Vehicle #5 (V5), "
+        "a 2017 Peterbilt 579 tractor, was parked. It was daylight. The front of V1 struck the rear of V2.",
+    )
+    assert s.to_safe()["Actors"] == {
+        "V1_type": "Car",
+        "V2_type": "Car",
+        "V3_type": "Car",
+        "V4_type": "Truck",
+        "V5_type": "Truck",
+    }
+
+
+@pytest.mark.parametrize(
+    ("road", "lanes", "ways"),
+    [
+        ("a one-way street with three eastbound travel lanes", 3, 1),
+        ("a two-lane road with a center two-way left turn lane", 3, 2),
+        ("the left of three eastbound lanes of a divided highway", 6, 2),
+        ("a two-way street with four lanes", 4, 2),
+    ],
+)
+def test_lanes_counted_in_words_and_a_centre_turn_lane(
+    extractor: OfflineCrashExtractor, road: str, lanes: int, ways: int
+) -> None:
+    """Lanes written as words belong to their road; one direction's lanes of a two-way road are half of them; a
+    centre turn lane named after an 'N-lane road' is one more lane (as SAFE's annotators count it)."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2004 Toyota Camry, was traveling east in {road}. Vehicle two (V2), a 2005 Honda "
+        "Civic, was ahead of V1. It was daylight. The front of V1 struck the back of V2.",
+    )
+    net = s.to_safe()["Road network"]
+    assert (net["No_lanes"], net["No_ways"]) == (lanes, ways)
+
+
+def test_an_arterial_is_a_road_and_weather_that_had_ended_is_not_the_crashs(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """'The street ended at an east-west arterial with two lanes in each direction': the arterial is the main road
+    of the T; 'Rain had ended' with an overcast sky is cloudy; 'under clear skies' by day is sunny."""
+    s = extract(
+        extractor,
+        "V1, a 2001 Honda Civic, was northbound on a two-lane, two-way residential street. The street ended at an "
+        "east-west arterial with two lanes in each direction. V2, a 2016 Ram 1500 pickup, was eastbound on the "
+        "arterial. It was daytime. Rain had ended about an hour earlier; the sky remained overcast. The front of V2 "
+        "struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (4, 2)
+    assert s.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Cloudy"}
+    s = extract(
+        extractor,
+        "V1, a 2001 Honda Civic, was northbound on a two-lane road. The crash occurred at 1420 hours under clear "
+        "skies. The front of V1 struck a tree.",
+    )
+    assert s.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}

@@ -72,7 +72,9 @@ def _inflected_re(phrases: list[str]) -> re.Pattern[str]:
 
 _SENTENCE = re.compile(r"(?<=[a-z0-9)\]])\s*\.\s+(?=[A-Z(])|\n\s*\n")
 _VEHICLE_ID = re.compile(r"\bV(\d{1,2})\b")
-_INTRO = re.compile(r"\bVehicle\s+(?:one|two|three|four|five|six|\d+)\s*\(\s*V(\d{1,2})\b[^)]*\)", re.IGNORECASE)
+_INTRO = re.compile(
+    r"\bVehicle\s+(?:#\s*|no\.\s*)?(?:one|two|three|four|five|six|\d+)\s*\(\s*V(\d{1,2})\b[^)]*\)", re.IGNORECASE
+)
 # "Vehicle 1", "Vehicle #2", "vehicle two", "Veh. 3", "Unit 1": the same vehicles as V1, V2 ... (an intro such as
 # "Vehicle one (V1 - case vehicle)" names its V-number itself and is left to _INTRO).
 _NUMBERED_VEHICLE = re.compile(
@@ -82,6 +84,8 @@ _NUMBERED_VEHICLE = re.compile(
 )
 
 
+# What follows a vehicle's number when an appositive describes it: "V2, a ...", "V1 (case vehicle), a ...".
+_APPOSITIVE = re.compile(r"\s*(?:\([^)]*\))?\s*,\s*")
 _STRIKE = re.compile(
     r"\b(struck|strike|strikes|striking|impacted|collided|collision with|hit|sideswiped|sideslapped|contacted|rear-ended)\b",
     re.IGNORECASE,
@@ -96,7 +100,7 @@ _ROAD_ENDS = re.compile(
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
 _ROAD_NOUN = re.compile(
     r"\b(?:entrance ramp|on-ramp|exit ramp|ramp|road|roadway|highway|freeway|street|interstate|route|avenue|"
-    r"boulevard|expressway|parkway|turnpike)s?\b",
+    r"boulevard|expressway|parkway|turnpike|arterial|thoroughfare)s?\b",
     re.IGNORECASE,
 )
 # "three lanes in each direction", "two travel lanes each way": half the road's lanes.
@@ -116,6 +120,8 @@ _BOUND_PAIR = re.compile(
 _NEGATED = re.compile(
     r"\b(?:not|no|without|earlier|previous|prior|recent|overnight|preceding)\s+(?:[\w']+\s+)?$", re.IGNORECASE
 )
+# Weather said to be over before the crash: "Rain had ended about an hour earlier".
+_ENDED = re.compile(r"\s+(?:had\s+)?(?:ended|stopped|ceased|cleared)\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 # A clock time: "at 2130 hours", "at approximately 9:30 p.m.", "around 7 AM".
 _CLOCK = re.compile(
@@ -129,6 +135,17 @@ _DAY_HOURS = range(7, 17)
 _NIGHT_HOURS = (*range(20, 24), *range(0, 6))
 _LANE_POS = re.compile(
     r"\b(right|left|inside|outside|middle|center|centre|curb|median)[\s-]+(?:\w+bound\s+)?(?:travel\s+)?(?:turn\s+|left-turn\s+)?lane",
+    re.IGNORECASE,
+)
+_TURN_LANE_AFTER = re.compile(r"[\s-]+(?:left[\s-]+)?turn(?:ing)?[\s-]+lane", re.IGNORECASE)
+_WITH_CENTRE = re.compile(
+    r"\s+with\s+an?\s+cent(?:er|re)\s+(?:two-way\s+)?(?:left[\s-]+)?turn(?:ing)?\s+lane", re.IGNORECASE
+)
+# Lanes counted in words, not as "N-lane": "with three travel lanes", "three eastbound lanes" (not "... in each
+# direction" or a pair of directions, which count per direction).
+_LANES_COUNTED = re.compile(
+    r"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?(?:through\s+|travel\s+)?lanes\b"
+    r"(?!\s+(?:in\s+each|each\s+way|in\s+both|and\s+\w+\s+(?:north|south|east|west)bound))",
     re.IGNORECASE,
 )
 _CENTRE_TURN = re.compile(r"\bcent(?:er|re)[\s-]+(?:left[\s-]+)?turn(?:\s+lane)?\b", re.IGNORECASE)
@@ -358,6 +375,8 @@ class OfflineCrashExtractor:
         """
         found: dict[int, dict[str, Any]] = {}
         for m in _COUNT.finditer(text):
+            if m.group("ways") and _TURN_LANE_AFTER.match(text, m.end()):
+                continue  # "a center two-way left turn lane" names a lane, not a two-way road
             noun = _ROAD_NOUN.search(text, m.end(), m.end() + 80)
             key = noun.start() if noun else m.start()
             road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
@@ -368,6 +387,10 @@ class OfflineCrashExtractor:
             between = text[m.end() : noun.start() if noun else m.end()]
             if road["ways"] is None and re.search(r"\bdivided\b", between, re.IGNORECASE):
                 road["ways"] = 2
+            if m.group("lanes") and noun and not road.get("centre") and _WITH_CENTRE.match(text, noun.end()):
+                # "a two-lane road with a center two-way left turn lane": the turn lane is a third lane.
+                road["centre"] = True
+                road["lanes"] = (road["lanes"] or 0) + 1
         # Counts per direction belong to the road noun just before them ("a divided roadway with three lanes in
         # each direction"); a road whose lanes were already counted keeps its count.
         for pattern in (_EACH_WAY, _BOUND_PAIR):
@@ -381,6 +404,22 @@ class OfflineCrashExtractor:
                 road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
                 road["lanes"] = road["lanes"] or total
                 road["ways"] = road["ways"] or 2
+        # "a one-way street with three travel lanes", "the left of three eastbound lanes of a divided highway": lanes
+        # counted without a hyphenated count belong to the road noun before them (else the one just after); lanes
+        # given for one direction of a road that is not one-way are half its lanes.
+        for m in _LANES_COUNTED.finditer(text):
+            n = self._count(m.group("n"))
+            if n is None or n > 8:
+                continue
+            nouns = list(_ROAD_NOUN.finditer(text, max(0, m.start() - 80), m.start()))
+            noun = nouns[-1] if nouns else _ROAD_NOUN.search(text, m.end(), m.end() + 40)
+            key = noun.start() if noun else m.start()
+            road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
+            if road["lanes"] is None:
+                one_way = road["ways"] == 1
+                road["lanes"] = n if (one_way or not m.group("bound")) else 2 * n
+                if m.group("bound") and not one_way:
+                    road["ways"] = road["ways"] or 2
         return [
             _Road(r["lanes"], r["ways"], r["ramp"], at) for at, r in sorted(found.items()) if r["lanes"] or r["ways"]
         ]
@@ -431,12 +470,19 @@ class OfflineCrashExtractor:
             ids = _VEHICLE_ID.findall(s)
             if not ids:
                 continue
-            m = _INTRO.search(s)
-            if m and f"V{m.group(1)}" == vehicle and intro is None:
+            m = next((i for i in _INTRO.finditer(s) if f"V{i.group(1)}" == vehicle), None)
+            if m and intro is None:
                 intro = s
                 continue
             if f"V{ids[0]}" == vehicle:
                 out.append(s)
+        if intro is None:
+            # "V2, a 2014 Chevrolet Impala, was ..., and V3, a 2016 Mack tractor, was ...": a vehicle introduced by
+            # an appositive in a sentence that begins with another one.
+            appositive = re.compile(rf"\b{vehicle}\b{_APPOSITIVE.pattern}an?\s")
+            intro = next((s for s in sentences if appositive.search(s)), None)
+            if intro in out:
+                out.remove(intro)
         if intro is not None and intro_first:
             out.insert(0, intro)
         return out
@@ -456,10 +502,23 @@ class OfflineCrashExtractor:
 
     @staticmethod
     def _description(vehicle: str, intro: str) -> str | None:
-        m = _INTRO.search(intro)
-        if not m or f"V{m.group(1)}" != vehicle:
-            return None
-        rest = intro[m.end() :]
+        """The words that describe the vehicle in its introduction, so that another vehicle named in the same
+        sentence ("was slowing behind a garbage truck") does not lend it its body."""
+        m = next((i for i in _INTRO.finditer(intro) if f"V{i.group(1)}" == vehicle), None)
+        if m:
+            rest = intro[m.end() :]
+        else:
+            mention = next((i for i in _VEHICLE_ID.finditer(intro) if f"V{i.group(1)}" == vehicle), None)
+            if mention is None:
+                return None
+            before = intro[: mention.start()].rstrip()
+            after = _APPOSITIVE.match(intro, mention.end())
+            if after:  # "V2, a 2010 Honda Accord sedan, was ...", "V1 (case vehicle), a 2012 Ford Fusion, was ..."
+                rest = intro[after.end() :]
+            elif before.endswith("("):  # "The case vehicle, a 2018 Nissan Rogue (V1), was ..."
+                return before[:-1][-120:].strip(" ,") or None
+            else:
+                return None
         stop = re.search(r"\s(?:was|is|had|were|that)\s", rest)
         desc = rest[: stop.start()] if stop else rest[:120]
         return desc.strip(" ,") or None
@@ -514,7 +573,7 @@ class OfflineCrashExtractor:
         env_sentences += [
             s
             for s in sentences
-            if re.search(r"\b(weather|sky)\b", s, re.IGNORECASE)
+            if re.search(r"\b(weather|sky|skies)\b", s, re.IGNORECASE)
             or any(p.search(s) for w, p in self._weather if w != "Clear")
         ]
         env_text = " ".join(dict.fromkeys(env_sentences))
@@ -538,7 +597,10 @@ class OfflineCrashExtractor:
             time = self._clock_time(pre, notes) or time
         weather = "Not mentioned"
         for w, p in self._weather:
-            if any(not _NEGATED.search(env_text, max(0, m.start() - 16), m.start()) for m in p.finditer(env_text)):
+            if any(
+                not _NEGATED.search(env_text, max(0, m.start() - 16), m.start()) and not _ENDED.match(env_text, m.end())
+                for m in p.finditer(env_text)
+            ):
                 weather = w
                 break
         if weather == "Clear" and time == "Nighttime":

@@ -387,9 +387,7 @@ class OntologyGroundedParser:
         window = [t.word for t in toks[max(lo, m.start - 6) : m.end] if t.clause != opening]
         # "with or without a crosswalk" rules nothing out.
         window = " ".join(window).replace("with or without", "with or").split()
-        # "If there is no limit line, stop before the crosswalk": a thing said not to be there is ruled out too.
-        absent = m.start > 0 and toks[m.start - 1].word == "no" and toks[m.start - 1].clause == toks[m.start].clause
-        if absent or any(_find(window, ex) >= 0 for ex in model.exclusions):
+        if _absent(m, toks) or any(_find(window, ex) >= 0 for ex in model.exclusions):
             score -= 3.0  # "other than a vehicle or bicycle", "without stop signs": named only to be ruled out
             m.ruled_out = True
         if sentence == 0 and toks[m.start].clause == toks[0].clause:
@@ -469,7 +467,10 @@ class OntologyGroundedParser:
         return implied
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
-        specific = [m for m in analysis.road_types if m.term.normalised != model.any_roads.normalised]
+        # A place said not to be there ("even if they are not in a crosswalk") is no place of the rule.
+        specific = [
+            m for m in analysis.road_types if m.term.normalised != model.any_roads.normalised and not m.ruled_out
+        ]
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
         # buses flash yellow lights").
@@ -649,6 +650,21 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
     return -1
 
 
+_CONJUNCTIONS = frozenset({"or", "and", "nor"})
+
+
+def _absent(m: Mention, toks: list[Token]) -> bool:
+    """A thing said not to be there: "if there is no limit line", "no STOP or YIELD signs", "even if they are not in a
+    crosswalk" (within the mention's clause)."""
+    clause = toks[m.start].clause
+    before = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.clause == clause]
+    if before[-1:] == ["no"]:
+        return True
+    if before[-1:] and before[-1] in _CONJUNCTIONS and "no" in before[:-2]:
+        return True  # "no STOP or YIELD signs": the second of a coordination after "no"
+    return before[-3:-1] in (["not", "in"], ["not", "at"]) and before[-1] in {"a", "an", "the"}
+
+
 def _verb_stops(m: Mention, toks: list[Token]) -> bool:
     """ "the school bus stops to let children off": "stops" there is the bus's verb, not the head of a compound (a
     noun "stops" is not followed by "to" or "for")."""
@@ -670,7 +686,17 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
         return False
     clause = toks[m.start].clause
     near = [t.word for t in toks[max(0, m.start - 3) : m.end + 3] if t.clause == clause]
+    if any(w in _OFF_ROAD_PLACES for w in toks_words_after(toks, m, clause)):
+        return True  # "turn left into a driveway": the turn is into a property, not at a junction
     return any(w in {"or", "and"} for w in near) and any(w in _ANYWHERE_MANOEUVRES for w in near)
+
+
+_OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "property"})
+
+
+def toks_words_after(toks: list[Token], m: Mention, clause: int, n: int = 4) -> list[str]:
+    """Up to ``n`` words after a mention, within its clause."""
+    return [t.word for t in toks[m.end : m.end + n] if t.clause == clause]
 
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
