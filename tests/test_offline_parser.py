@@ -627,3 +627,55 @@ def test_a_police_officer_is_each_regions_officer_term(
     """Germany's 'Police officer (directing traffic)' and California's 'Traffic Officer' answer to 'police officer'."""
     mr = best(parser, validator, "Instructions given by police officers take precedence over all other rules.", region)
     assert mr is not None and term in mr.manipulation.lower(), mr
+
+
+def test_things_said_not_to_be_there_in_coordination_and_as_places(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """'there are no STOP or YIELD signs' rules out both signs; 'even if they are not in a crosswalk' names no
+    crosswalk as the place."""
+    a = parser.analyse(
+        rule("Where there are no STOP or YIELD signs, yield to the vehicles on the through road.", "california")
+    )
+    out = {m.term.normalised: m.ruled_out for m in a.manipulations}
+    assert out["stop sign"] and out["yield sign"], out
+    mr = best(
+        parser,
+        validator,
+        "A five-sided sign means you are near a school. Slow down and stop for children, even if they are not in a "
+        "crosswalk.",
+        "california",
+    )
+    assert mr is not None and mr.road_type == "school area", mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road", "behaviour"),
+    [
+        # A turn into a driveway is no junction; pulling over is slowing to a stop, not a turn.
+        (
+            "Where a solid yellow line is on your side, do not pass, except to turn left into a driveway.",
+            "any roads",
+            "keep current",
+        ),
+        (
+            "When an emergency vehicle approaches with its siren on, pull over to the right and stop.",
+            "any roads",
+            "slow down",
+        ),
+        ("Never make a U-turn where a NO U-TURN sign is posted.", None, "keep current"),
+    ],
+)
+def test_driveways_pulling_over_and_prohibited_u_turns(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str | None, behaviour: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.expected_behavior == behaviour, mr
+    assert road is None or mr.road_type == road, mr
+
+
+def test_what_a_rule_is_compared_with_is_an_aside(parser: OntologyGroundedParser) -> None:
+    """'Obey a flagger as you would a traffic signal': the signal is what the flagger is compared with."""
+    a = parser.analyse(rule("Obey a flagger's directions as you would a traffic signal.", "california"))
+    asides = {m.term.normalised for m in a.manipulations + a.road_types if m.aside}
+    assert "flaggers (in construction zones)" not in asides and asides, asides
