@@ -679,3 +679,34 @@ def test_what_a_rule_is_compared_with_is_an_aside(parser: OntologyGroundedParser
     a = parser.analyse(rule("Obey a flagger's directions as you would a traffic signal.", "california"))
     asides = {m.term.normalised for m in a.manipulations + a.road_types if m.aside}
     assert "flaggers (in construction zones)" not in asides and asides, asides
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Make a full stop at a red STOP sign before the limit line. If there is no limit line, stop before you enter "
+        "the crosswalk.",
+        "Stop before the limit line. If there is no limit line, stop before the crosswalk. If there is no crosswalk, "
+        "stop before entering the intersection.",
+    ],
+)
+def test_a_place_named_only_as_a_fallback_is_not_the_rules_place(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """'If there is no limit line, stop before the crosswalk': the crosswalk is a fallback, not where the rule
+    applies; the STOP sign's junction is."""
+    mr = best(parser, validator, "A red STOP sign means stop. " + text, "california")
+    assert mr is not None and mr.road_type == "intersection", mr
+
+
+def test_turning_among_manoeuvres_made_anywhere_and_vehicles_described_after_their_noun(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """'Avoid sudden braking or turning' names no junction; 'a vehicle that is stopped' is a stopped vehicle and
+    'a turning truck' a turning vehicle."""
+    mr = best(parser, validator, "On icy roads, slow down and avoid sudden braking or turning.", "california")
+    assert mr is not None and mr.road_type == "any roads", mr
+    mr = best(parser, validator, "Do not pass a vehicle that is stopped at a crosswalk.", "california")
+    assert mr is not None and "stopped vehicle" in mr.manipulation, mr
+    mr = best(parser, validator, "Do not squeeze between a turning truck and the curb.", "california")
+    assert mr is not None and "turning vehicle" in mr.manipulation, mr

@@ -467,9 +467,21 @@ class OntologyGroundedParser:
         return implied
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
-        # A place said not to be there ("even if they are not in a crosswalk") is no place of the rule.
+        # A place said not to be there ("even if they are not in a crosswalk", "if there is no crosswalk") is no place
+        # of the rule, nor is one named only as a fallback after something absent ("If there is no limit line, stop
+        # before the crosswalk"): the rule's place is what the sign or signal implies.
+        absent = [
+            m for m in analysis.road_types + analysis.manipulations if m.ruled_out and _absent(m, analysis.tokens)
+        ]
+        absent_terms = {m.term.normalised for m in absent}
+        absent_sentences = {analysis.tokens[m.start].sentence for m in absent}
         specific = [
-            m for m in analysis.road_types if m.term.normalised != model.any_roads.normalised and not m.ruled_out
+            m
+            for m in analysis.road_types
+            if m.term.normalised != model.any_roads.normalised
+            and not m.ruled_out
+            and m.term.normalised not in absent_terms
+            and analysis.tokens[m.start].sentence not in absent_sentences
         ]
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
@@ -676,7 +688,21 @@ def _verb_stops(m: Mention, toks: list[Token]) -> bool:
 _STOP_VERBS = frozenset({"stop", "stopping", "stopped", "wait", "waiting", "halt"})
 _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
-_ANYWHERE_MANOEUVRES = frozenset({"back", "backing", "reverse", "reversing", "park", "parking", "merge", "merging"})
+_ANYWHERE_MANOEUVRES = frozenset(
+    {
+        "back",
+        "backing",
+        "reverse",
+        "reversing",
+        "park",
+        "parking",
+        "merge",
+        "merging",
+        "braking",
+        "swerving",
+        "steering",
+    }
+)
 
 
 def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
