@@ -710,3 +710,28 @@ def test_turning_among_manoeuvres_made_anywhere_and_vehicles_described_after_the
     assert mr is not None and "stopped vehicle" in mr.manipulation, mr
     mr = best(parser, validator, "Do not squeeze between a turning truck and the curb.", "california")
     assert mr is not None and "turning vehicle" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "behaviour"),
+    [
+        # What a person holds is theirs: the crossing guard, not the STOP sign.
+        ("Always stop for school crossing guards who are holding a STOP sign.", "crossing guard", "slow down"),
+        # A speed limit stated as a figure yields to what the rule warns of.
+        ("The speed limit is 25 mph. Watch for children playing near the street.", "child", "slow down"),
+        ("Traffic break: slowly decrease your speed to the same speed as the officer.", "traffic break", "slow down"),
+        ("Do not slow down or stop to look at a collision; keep moving with traffic.", "collision", "keep current"),
+    ],
+)
+def test_held_things_stated_limits_and_negated_cues(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str, behaviour: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation.lower() and mr.expected_behavior == behaviour, mr
+
+
+def test_a_turn_beside_a_lane_change_names_no_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    mr = best(parser, validator, "Check for motorcyclists before you change lanes or turn.", "california")
+    assert mr is not None and mr.road_type == "any roads", mr

@@ -381,7 +381,9 @@ class OntologyGroundedParser:
         # a comma goes on with a list: "such as seniors, people with disabilities".)
         opening = toks[lo].clause if toks[lo].clause != toks[m.start].clause and at_sentence_start else None
         own = [t.word for t in toks[lo : m.start] if t.clause != opening]
-        if any(_find(own, sec) >= 0 for sec in model.secondary) and not defining:
+        # What a person holds ("a crossing guard holding a STOP sign", "a flagger holding a SLOW paddle") is theirs.
+        held = bool(set(own[-3:]) & _HOLDING)
+        if held or (any(_find(own, sec) >= 0 for sec in model.secondary) and not defining):
             score -= 1.5
             m.aside = True
         window = [t.word for t in toks[max(lo, m.start - 6) : m.end] if t.clause != opening]
@@ -663,6 +665,7 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
 
 
 _CONJUNCTIONS = frozenset({"or", "and", "nor"})
+_HOLDING = frozenset({"holding", "holds", "held", "carrying", "carries", "waving", "waves"})
 
 
 def _absent(m: Mention, toks: list[Token]) -> bool:
@@ -689,19 +692,7 @@ _STOP_VERBS = frozenset({"stop", "stopping", "stopped", "wait", "waiting", "halt
 _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
 _ANYWHERE_MANOEUVRES = frozenset(
-    {
-        "back",
-        "backing",
-        "reverse",
-        "reversing",
-        "park",
-        "parking",
-        "merge",
-        "merging",
-        "braking",
-        "swerving",
-        "steering",
-    }
+    "back backing reverse reversing park parking merge merging braking swerving steering change changing".split()
 )
 
 
