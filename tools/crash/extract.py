@@ -165,6 +165,7 @@ class _Meta:
     road_type: str
     vehicles: list[str]
     directions: dict[str, str | None]
+    pre_impact: str = ""  # the narrative up to the impact's aftermath, read once for the road and the clock
     notes: list[str] = field(default_factory=list)
 
 
@@ -236,12 +237,12 @@ class OfflineCrashExtractor:
                 "no vehicles found (expected V1, V2 … as crash narratives number them); is this a crash summary?",
             )
         vehicles = [f"V{i}" for i in ids]
-        road_type = self._road_type(text)
+        pre_impact = self._pre_impact_text(text)
+        road_type = self._road_type(pre_impact)
         directions = {v: self._direction(v, sentences) for v in vehicles}
-        return _Meta(road_type, vehicles, directions)
+        return _Meta(road_type, vehicles, directions, pre_impact)
 
-    def _road_type(self, text: str) -> str:
-        pre = self._pre_impact_text(text)
+    def _road_type(self, pre: str) -> str:
         for road_type, pattern in self._road_cues:
             if pattern.search(pre) or (road_type == "T-intersection" and _ROAD_ENDS.search(pre)):
                 return road_type
@@ -284,7 +285,7 @@ class OfflineCrashExtractor:
         actors = []
         for v in meta.vehicles:
             actors.append(self._actor(v, text, sentences, meta, network, lanes_each, template))
-        env = self._env(sentences, notes)
+        env = self._env(sentences, meta.pre_impact, notes)
         collisions = self._collisions(sentences, set(meta.vehicles))
         if not collisions and len(meta.vehicles) >= 2:
             collisions = [(meta.vehicles[0], meta.vehicles[1])]
@@ -567,7 +568,7 @@ class OfflineCrashExtractor:
         hit = self._speed_re.search(text)
         return self._speeds[hit.group(0).lower()] if hit else self._speeds["default"]
 
-    def _env(self, sentences: list[str], notes: list[str]) -> Env:
+    def _env(self, sentences: list[str], pre: str, notes: list[str]) -> Env:
         env_sentences = [s for s in sentences if any(p.search(s) for _, p in self._time)] or []
         # Sentences that speak of the weather, or name weather other than "clear" (a verb in most narratives).
         env_sentences += [
@@ -580,7 +581,6 @@ class OfflineCrashExtractor:
         time = "Not mentioned"
         # Only before the impact's aftermath does the clock tell the crash's time: a later "0915 hours" or "the
         # following morning" is the ambulance's or the hospital's.
-        pre = self._pre_impact_text(" ".join(sentences))
         # The light condition ("dark", "daylight") says more than the clock ("early morning hours under dark
         # conditions" is a night); otherwise the first cue wins.
         hits = []
