@@ -474,3 +474,45 @@ def test_an_arterial_is_a_road_and_weather_that_had_ended_is_not_the_crashs(
         "skies. The front of V1 struck a tree.",
     )
     assert s.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}
+
+
+def test_a_road_forming_a_leg_a_bracketed_place_word_and_a_ramp_that_merges(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """'a road that forms the north leg of a T-intersection with a four-lane highway' is the T's branch; 'the right
+    (west) curb' is a place, not a heading; 'The exit ramp merges into the frontage road' is a merge."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2010 Chevrolet Impala, was stopped facing south on a two-lane, two-way road that forms "
+        "the north leg of a T-intersection with a four-lane, two-way highway. Vehicle two (V2), a 2007 Honda Civic, "
+        "was traveling west on the highway. It was daylight. The front of V2 struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (4, 2)
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2014 Toyota Corolla, was traveling south in a three-lane, one-way street. Vehicle two "
+        "(V2), a 2006 Buick Lucerne, was parked along the right (west) curb. It was dark. The front of V1 struck V2.",
+    )
+    assert s.road_network.road_type == "Straight"
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2007 Toyota Yaris, was traveling south on a three-lane, one-way frontage road. Vehicle "
+        "two (V2), a 2019 Chevrolet Tahoe, was traveling south on a single-lane exit ramp. The exit ramp merges into "
+        "the right side of the frontage road. It was daylight. The left side of V2 sideswiped the right side of V1.",
+    )
+    assert s.road_network.road_type == "Merge"
+
+
+def test_night_after_the_crash_and_a_fire_apparatus(extractor: OfflineCrashExtractor) -> None:
+    """'late that night' in the hospital's part is no night-time crash; a fire apparatus (pumper) is a truck."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2004 Pontiac Vibe, was traveling south on a two-lane, two-way road. Vehicle two (V2), a "
+        "2009 Pierce Arrow XT fire apparatus (pumper), was parked across the right lane. The weather was cloudy. The "
+        "front of V1 struck the rear of V2. V1 came to rest in the lane. The driver was transported to a trauma "
+        "center, where she underwent surgery late that night.",
+    )
+    assert s.to_safe()["Env"] == {"Time": "Not mentioned", "Weather": "Cloudy"}
+    assert s.to_safe()["Actors"]["V2_type"] == "Truck"

@@ -91,10 +91,12 @@ _STRIKE = re.compile(
     re.IGNORECASE,
 )
 # A road that ends at another one ("a residential street that ends at the north-south road", "where the road
-# terminated at a five-lane highway") meets it in a T, and is its branch. Ramps end in merges, not here.
+# terminated at a five-lane highway", "a road that forms the north leg of a T-intersection") meets it in a T, and
+# is its branch. Ramps end in merges, not here.
 _ROAD_ENDS = re.compile(
     r"\b(?:road|roadway|street|avenue|route|lane|drive|highway)s?(?:,?\s+(?:that|which))?\s+"
-    r"(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)\s+(?:at|into)\b",
+    r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)\s+(?:at|into)\b"
+    r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
 )
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
@@ -198,7 +200,7 @@ class OfflineCrashExtractor:
         self._dirs = [(d, _phrase_re(ph)) for d, ph in lex["directions"].items()]
         self._ramp = _phrase_re(lex["ramp_words"])
         nouns = "|".join(re.escape(n) for n in lex.get("place_nouns") or ["\x00never\x00"])
-        self._place = re.compile(rf"[\s-]+(?:{nouns})s?\b", re.IGNORECASE)
+        self._place = re.compile(rf"\)?[\s-]+(?:{nouns})s?\b", re.IGNORECASE)  # "the right (west) curb" too
         self._time = [(t, _phrase_re(ph)) for t, ph in lex["time_cues"].items()]
         self._clock_words = {w.lower() for w in lex.get("time_clock_words", [])}
         self._weather = [(w, _inflected_re(ph)) for w, ph in lex["weather_cues"].items()]
