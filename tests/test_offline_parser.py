@@ -735,3 +735,13 @@ def test_a_turn_beside_a_lane_change_names_no_junction(
 ) -> None:
     mr = best(parser, validator, "Check for motorcyclists before you change lanes or turn.", "california")
     assert mr is not None and mr.road_type == "any roads", mr
+
+
+@pytest.mark.parametrize(("region", "term"), [("california", "sun glare"), ("germany", "glare from sun")])
+def test_glare_is_its_regions_glare_and_outranks_the_road_users_it_hides(
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, term: str
+) -> None:
+    """Glare is too much light, not low light; no core term names it, so the region's does, and a core road user
+    the glare hides ('hard to see pedestrians') is no rival for a change of the environment."""
+    mr = best(parser, validator, "When the sun is low, glare can make it hard to see pedestrians. Slow down.", region)
+    assert mr is not None and term in mr.manipulation.lower() and mr.verb == "replaces", mr

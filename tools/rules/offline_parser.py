@@ -453,9 +453,18 @@ class OntologyGroundedParser:
         # the answer only where the rule names no core one. What an aside names ("especially at dawn and dusk")
         # comes after the rule's own subject, core or not, and what the rule rules out comes last. (A stable sort:
         # by score within each group.)
-        ranked.sort(
-            key=lambda m: (m.ruled_out, m.aside, not (m.term.is_core or m.term.normalised in model.refines_core))
+        # A region's weather or lighting ("Sun Glare", "Flooded Roads") gives way only to a core weather or lighting
+        # term: an MR replaces the environment or adds a thing, so a core road user is no rival for it.
+        env_core = any(
+            m.term.is_core and m.term.category == "environment" and not (m.ruled_out or m.aside) for m in ranked
         )
+
+        def demoted(m: Mention) -> bool:
+            if m.term.is_core or m.term.normalised in model.refines_core:
+                return False
+            return m.term.category != "environment" or env_core
+
+        ranked.sort(key=lambda m: (m.ruled_out, m.aside, demoted(m)))
         if ranked:
             return ranked
         words = [t.word for t in analysis.tokens]
