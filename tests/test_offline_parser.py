@@ -745,3 +745,16 @@ def test_glare_is_its_regions_glare_and_outranks_the_road_users_it_hides(
     the glare hides ('hard to see pedestrians') is no rival for a change of the environment."""
     mr = best(parser, validator, "When the sun is low, glare can make it hard to see pedestrians. Slow down.", region)
     assert mr is not None and term in mr.manipulation.lower() and mr.verb == "replaces", mr
+
+
+def test_a_road_user_goes_where_the_rule_puts_it(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """A light rail vehicle usually belongs at a railroad crossing, but 'never turn in front of an approaching light
+    rail vehicle' puts it at a junction; the validator does not trade it for a generic oncoming vehicle."""
+    mr = best(
+        parser,
+        validator,
+        "Light rail vehicles have the same rights as other vehicles. Never turn in front of an approaching light rail "
+        "vehicle.",
+        "california",
+    )
+    assert mr is not None and "rail vehicle" in mr.manipulation, mr

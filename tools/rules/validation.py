@@ -305,7 +305,10 @@ class OfflineValidator:
             )
         else:
             add("parts_consistent", "turning possible on road type", True, "no turn asked")
-        if implied_road and road not in {implied_road, model.any_roads.normalised}:
+        # A road user goes where the rule itself puts it ("never turn in front of a light rail vehicle": at a
+        # junction); a sign or signal keeps its own place.
+        named_here = road in specific_roads and manip_term is not None and manip_term.category == "object"
+        if implied_road and road not in {implied_road, model.any_roads.normalised} and not named_here:
             add(
                 "parts_consistent",
                 "manipulation fits road type",
