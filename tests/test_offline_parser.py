@@ -758,3 +758,10 @@ def test_a_road_user_goes_where_the_rule_puts_it(parser: OntologyGroundedParser,
         "california",
     )
     assert mr is not None and "rail vehicle" in mr.manipulation, mr
+
+
+def test_waiting_before_you_proceed_is_slowing_down(parser: OntologyGroundedParser) -> None:
+    a = parser.analyse(
+        rule("Allow the crossing guard and children to cross the street before you proceed.", "california")
+    )
+    assert max(a.behavior_scores, key=a.behavior_scores.__getitem__) == "slow down", a.behavior_scores
