@@ -516,3 +516,29 @@ def test_night_after_the_crash_and_a_fire_apparatus(extractor: OfflineCrashExtra
     )
     assert s.to_safe()["Env"] == {"Time": "Not mentioned", "Weather": "Cloudy"}
     assert s.to_safe()["Actors"]["V2_type"] == "Truck"
+
+
+def test_a_junction_elsewhere_snow_on_the_road_and_a_street_that_ends(extractor: OfflineCrashExtractor) -> None:
+    """'a left turn at the next intersection' and 'an intersection approximately 100 m to the east' are not the
+    crash's place; 'covered with packed snow' under a clear sky is no snowfall; 'where the one-way street ends' makes
+    a T (a lane that ends is a merge's, not here)."""
+    base = "Vehicle one (V1), a 2001 Nissan Sentra, was traveling north in a three-lane, one-way street. "
+    end = " It was daylight. The front of V1 struck a pole."
+    for where in (
+        "V1 moved left to turn at the next intersection.",
+        "Traffic was backed up from a signalized intersection approximately 100 m to the east.",
+    ):
+        assert extract(extractor, base + where + end).road_network.road_type == "Straight"
+    s = extract(
+        extractor,
+        base + "It was daylight and the sky was clear, but the road was covered with packed snow. The front of V1 "
+        "struck a pole.",
+    )
+    assert s.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Nissan Altima, was traveling south on a one-lane, one-way street and was "
+        "approaching a five-lane, two-way arterial, where the one-way street ends. Vehicle two (V2), a 2010 Hyundai "
+        "Sonata, was traveling west on the arterial. It was daylight. The front of V2 struck the left side of V1.",
+    )
+    assert s.road_network.road_type == "T-intersection"

@@ -94,15 +94,17 @@ _STRIKE = re.compile(
 # terminated at a five-lane highway", "a road that forms the north leg of a T-intersection") meets it in a T, and
 # is its branch. Ramps end in merges, not here.
 _ROAD_ENDS = re.compile(
-    r"\b(?:road|roadway|street|avenue|route|lane|drive|highway)s?(?:,?\s+(?:that|which))?\s+"
-    r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)\s+(?:at|into)\b"
+    r"\b(?:road|roadway|street|avenue|route|drive|highway)s?(?:,?\s+(?:that|which))?\s+"
+    r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
 )
+_ELSEWHERE = re.compile(r"\s*(?:located\s+)?(?:approximately\s+|about\s+)?\d+\s*(?:m|meters|metres|feet|ft)\b", re.I)
+_NEXT = re.compile(r"\b(?:next|upcoming|following)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
 _ROAD_NOUN = re.compile(
     r"\b(?:entrance ramp|on-ramp|exit ramp|ramp|road|roadway|highway|freeway|street|interstate|route|avenue|"
-    r"boulevard|expressway|parkway|turnpike|arterial|thoroughfare)s?\b",
+    r"boulevard|expressway|parkway|turnpike|arterial|thoroughfare|drive)s?\b",
     re.IGNORECASE,
 )
 # "three lanes in each direction", "two travel lanes each way": half the road's lanes.
@@ -118,9 +120,11 @@ _BOUND_PAIR = re.compile(
 )
 # A weather word right after a negation ("it was not snowing", "no rain") names no weather, nor does one after a
 # word that puts it in the past ("wet from an earlier rain", "the previous night's snow"): the road shows it, the
-# sky at the crash need not.
+# sky at the crash need not. Nor is snow on the road ("covered with packed snow") snow falling.
 _NEGATED = re.compile(
-    r"\b(?:not|no|without|earlier|previous|prior|recent|overnight|preceding)\s+(?:[\w']+\s+)?$", re.IGNORECASE
+    r"\b(?:not|no|without|earlier|previous|prior|recent|overnight|preceding|packed|compacted|plowed|covered\s+with)"
+    r"\s+(?:[\w']+\s+)?$",
+    re.IGNORECASE,
 )
 # Weather said to be over before the crash: "Rain had ended about an hour earlier".
 _ENDED = re.compile(r"\s+(?:had\s+)?(?:ended|stopped|ceased|cleared)\b", re.IGNORECASE)
@@ -246,7 +250,11 @@ class OfflineCrashExtractor:
 
     def _road_type(self, pre: str) -> str:
         for road_type, pattern in self._road_cues:
-            if pattern.search(pre) or (road_type == "T-intersection" and _ROAD_ENDS.search(pre)):
+            # A junction named as somewhere else ("a left turn at the next intersection", "backed up from a
+            # signalized intersection approximately 100 m to the east") is not the crash's place.
+            here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
+            here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
+            if here or (road_type == "T-intersection" and _ROAD_ENDS.search(pre)):
                 return road_type
         return "Straight"
 
