@@ -706,23 +706,20 @@ _ANYWHERE_MANOEUVRES = frozenset(
 
 
 def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
-    """A bare "turn"/"turning" coordinated with a manoeuvre made anywhere ("turning or backing up", "parking or
-    turning") is driving in general, not a place."""
+    """A turn into a property ("turn left into a driveway"), or a bare "turn"/"turning" coordinated with a manoeuvre
+    made anywhere ("turning or backing up", "parking or turning"), is driving in general, not a place."""
+    clause = toks[m.start].clause
+    turn = any(t.word in {"turn", "turning", "turns"} for t in toks[m.start : m.end])
+    after = [t.word for t in toks[m.end : m.end + 4] if t.clause == clause]
+    if turn and any(w in _OFF_ROAD_PLACES for w in after):
+        return True
     if m.end - m.start != 1 or toks[m.start].word not in _BARE_TURN:
         return False
-    clause = toks[m.start].clause
     near = [t.word for t in toks[max(0, m.start - 3) : m.end + 3] if t.clause == clause]
-    if any(w in _OFF_ROAD_PLACES for w in toks_words_after(toks, m, clause)):
-        return True  # "turn left into a driveway": the turn is into a property, not at a junction
     return any(w in {"or", "and"} for w in near) and any(w in _ANYWHERE_MANOEUVRES for w in near)
 
 
 _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "property"})
-
-
-def toks_words_after(toks: list[Token], m: Mention, clause: int, n: int = 4) -> list[str]:
-    """Up to ``n`` words after a mention, within its clause."""
-    return [t.word for t in toks[m.end : m.end + n] if t.clause == clause]
 
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
