@@ -649,6 +649,11 @@ def test_things_said_not_to_be_there_in_coordination_and_as_places(
     assert mr is not None and mr.road_type == "school area", mr
 
 
+def test_a_turn_into_a_driveway_names_no_junction(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    mr = best(parser, validator, "Look for pedestrians when you turn left into a driveway.", "california")
+    assert mr is not None and mr.road_type == "any roads", mr
+
+
 @pytest.mark.parametrize(
     ("text", "road", "behaviour"),
     [
@@ -666,11 +671,6 @@ def test_things_said_not_to_be_there_in_coordination_and_as_places(
         ("Never make a U-turn where a NO U-TURN sign is posted.", None, "keep current"),
     ],
 )
-def test_a_turn_into_a_driveway_names_no_junction(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
-    mr = best(parser, validator, "Look for pedestrians when you turn left into a driveway.", "california")
-    assert mr is not None and mr.road_type == "any roads", mr
-
-
 def test_driveways_pulling_over_and_prohibited_u_turns(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str | None, behaviour: str
 ) -> None:
