@@ -105,14 +105,10 @@ def _run(nats_url: str, keys: list[str]) -> tuple[DrivemtApp, Callable[[Any], An
     async def before(pilot: Any) -> None:
         for event in scene():
             app.show_event(event)
-        # One refresh draws them all; on a loaded machine (the whole suite on 2 cores) a refresh can come late, so
-        # the waits are generous and animations are let finish (a 160x48 batches snapshot failed once in three full
-        # runs with 0.4 s and 0.3 s).
-        await pilot.pause(1.0)
+        await pilot.pause(0.4)  # one refresh draws them all
         for key in keys:
             await pilot.press(key)
-        await pilot.wait_for_scheduled_animations()
-        await pilot.pause(0.8)
+        await pilot.pause(0.3)
 
     return app, before
 
