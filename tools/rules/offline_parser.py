@@ -52,6 +52,7 @@ class Mention:
     score: float = 0.0
     ruled_out: bool = False  # named after "other than", "without" and the like
     aside: bool = False  # named in an aside ("such as", "especially"): an example or a circumstance, not the subject
+    absent: bool = False  # said not to be there ("if there is no limit line"): ruled out too
 
 
 @dataclass
@@ -389,7 +390,8 @@ class OntologyGroundedParser:
         window = [t.word for t in toks[max(lo, m.start - 6) : m.end] if t.clause != opening]
         # "with or without a crosswalk" rules nothing out.
         window = " ".join(window).replace("with or without", "with or").split()
-        if _absent(m, toks) or any(_find(window, ex) >= 0 for ex in model.exclusions):
+        m.absent = _absent(m, toks)
+        if m.absent or any(_find(window, ex) >= 0 for ex in model.exclusions):
             score -= 3.0  # "other than a vehicle or bicycle", "without stop signs": named only to be ruled out
             m.ruled_out = True
         if sentence == 0 and toks[m.start].clause == toks[0].clause:
@@ -481,9 +483,7 @@ class OntologyGroundedParser:
         # A place said not to be there ("even if they are not in a crosswalk", "if there is no crosswalk") is no place
         # of the rule, nor is one named only as a fallback after something absent ("If there is no limit line, stop
         # before the crosswalk"): the rule's place is what the sign or signal implies.
-        absent = [
-            m for m in analysis.road_types + analysis.manipulations if m.ruled_out and _absent(m, analysis.tokens)
-        ]
+        absent = [m for m in analysis.road_types + analysis.manipulations if m.absent]
         absent_terms = {m.term.normalised for m in absent}
         absent_sentences = {analysis.tokens[m.start].sentence for m in absent}
         specific = [
