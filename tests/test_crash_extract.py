@@ -542,3 +542,90 @@ def test_a_junction_elsewhere_snow_on_the_road_and_a_street_that_ends(extractor:
         "Sonata, was traveling west on the arterial. It was daylight. The front of V2 struck the left side of V1.",
     )
     assert s.road_network.road_type == "T-intersection"
+
+
+def test_an_intersection_takes_the_larger_roads_lanes_and_a_total_given_in_all(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """SAFE asks 'how many lanes are there at most for roads bordering the intersection': a two-lane road crossing a
+    four-lane highway is four lanes, whichever road V1 is on; 'giving six lanes in all' beats the per-direction
+    count; per-direction lanes with a centre turn lane add one."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2003 Chevrolet Impala, was traveling east on a two-lane, two-way county road and stopped "
+        "where it crosses a four-lane, two-way highway at a four-leg intersection. Vehicle two (V2), a 2016 Honda "
+        "Accord, was southbound on the highway. It was daylight. The front of V2 struck the left side of V1.",
+    )
+    assert s.road_network.road_type == "Intersection"
+    assert (s.to_safe()["Road network"]["No_lanes"], s.to_safe()["Road network"]["No_ways"]) == (4, 2)
+    for road, lanes in (
+        ("Each direction of Wexford Road has a left-turn lane and two through lanes, giving six lanes in all.", 6),
+        ("Wexford Road is an urban arterial with two through lanes in each direction and a continuous two-way "
+         "center left-turn lane.", 5),
+    ):  # fmt: skip
+        s = extract(
+            extractor,
+            f"{road} Vehicle one (V1), a 2010 Ford Focus, was southbound on Wexford Road. Vehicle two (V2), a 2015 "
+            "Kia Soul, was ahead of V1. It was daylight. The front of V1 struck the back of V2.",
+        )
+        assert s.to_safe()["Road network"]["No_lanes"] == lanes, road
+
+
+@pytest.mark.parametrize(
+    "ramp",
+    [
+        "Vehicle two (V2), a 2018 Isuzu NPR box truck, was in the left lane of a two-lane ramp carrying traffic from "
+        "a boulevard onto the northbound freeway.",
+        "Vehicle two (V2), a 2007 Honda Civic, was leaving a rest area by way of a single-lane ramp that joins the "
+        "right northbound lane.",
+    ],
+)
+def test_a_ramp_onto_the_road_is_a_merge_without_the_word(extractor: OfflineCrashExtractor, ramp: str) -> None:
+    """A ramp that carries traffic onto the road or joins it ends in a merge, though no 'merge' or 'on-ramp' is
+    written; an exit ramp that ends at a road is the branch of a T, one way and one lane."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2013 Toyota Sienna, was traveling north in the right lane of a six-lane, divided "
+        f"freeway. {ramp} It was daylight. The front of V2 struck the right side of V1.",
+    )
+    assert s.road_network.road_type == "Merge"
+    s = extract(
+        extractor,
+        "Vehicle two (V2), a 2007 GMC Yukon, drove to the end of the exit ramp, which terminates at a rural two-lane "
+        "county road and forms a T-junction. Vehicle one (V1), a 2018 Nissan Rogue, was southbound on the county "
+        "road. It was daylight. The front of V1 struck the left side of V2.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (2, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("light", "env"),
+    [
+        ("The sun had set roughly an hour before the crash and there was no roadway lighting.",
+         {"Time": "Nighttime", "Weather": "Not mentioned"}),
+        ("The crash occurred about ten minutes after sunrise; the sky was clear.", {"Time": "Daytime", "Weather": "Sunny"}),
+        ("It was a bright, cloudless day and the asphalt was dry.", {"Time": "Not mentioned", "Weather": "Sunny"}),
+        ("The afternoon sun was low in the west and the driver was looking into the sun.",
+         {"Time": "Daytime", "Weather": "Sunny"}),
+        ("Under the streetlights the road was dry.", {"Time": "Nighttime", "Weather": "Not mentioned"}),
+        ("It was daylight. A thunderstorm had passed through the area before the crash and the road was wet.",
+         {"Time": "Daytime", "Weather": "Not mentioned"}),
+        ("It was dark and overcast. Snow had fallen the previous day and the road was snow-covered.",
+         {"Time": "Nighttime", "Weather": "Cloudy"}),
+        ("It was daylight and overcast; snow began falling about fifteen minutes after the crash.",
+         {"Time": "Daytime", "Weather": "Cloudy"}),
+    ],
+)  # fmt: skip
+def test_light_and_weather_only_implied_or_outside_the_crash(
+    extractor: OfflineCrashExtractor, light: str, env: dict[str, str]
+) -> None:
+    """Sunset, sunrise, streetlights and a low sun imply the light; a cloudless sky is clear; weather that had
+    passed, had fallen the day before, or began after the crash is not the crash's."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
+        "struck a tree.",
+    )
+    assert s.to_safe()["Env"] == env

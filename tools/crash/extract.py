@@ -99,6 +99,17 @@ _ROAD_ENDS = re.compile(
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
 )
+# A ramp that carries traffic onto the road ("a two-lane ramp carrying traffic ... onto the northbound freeway", "a
+# single-lane ramp that joins the right lane") ends in a merge; an exit ramp or off-ramp does not.
+_ONTO_RAMP = re.compile(
+    r"(?<!exit\s)(?<!off-)(?<!off\s)\bramp\b[^.;]{0,80}?\b(?:onto|joins|joined|joining|merges|merged|merging)\b",
+    re.IGNORECASE,
+)
+_EXIT_RAMP = re.compile(r"\b(?:exit|off)[\s-]ramp\b", re.IGNORECASE)
+# "giving six lanes in all", "a total of five lanes": the road's whole count, over counts given per direction.
+_LANES_IN_ALL = re.compile(
+    r"\b(?:(?P<n>\w+)\s+lanes\s+(?:in\s+all|in\s+total|total)|a\s+total\s+of\s+(?P<m>\w+)\s+lanes)\b", re.IGNORECASE
+)
 _ELSEWHERE = re.compile(r"\s*(?:located\s+)?(?:approximately\s+|about\s+)?\d+\s*(?:m|meters|metres|feet|ft)\b", re.I)
 _NEXT = re.compile(r"\b(?:next|upcoming|following)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
@@ -126,8 +137,13 @@ _NEGATED = re.compile(
     r"\s+(?:[\w']+\s+)?$",
     re.IGNORECASE,
 )
-# Weather said to be over before the crash: "Rain had ended about an hour earlier".
-_ENDED = re.compile(r"\s+(?:had\s+)?(?:ended|stopped|ceased|cleared)\b", re.IGNORECASE)
+# Weather said to be over before the crash: "Rain had ended about an hour earlier", "a thunderstorm had passed
+# through", "snow had fallen the previous day".
+_ENDED = re.compile(
+    r"\s+(?:had\s+)?(?:ended|stopped|ceased|cleared|passed|let\s+up|tapered\s+off)\b|\s+had\s+fallen\b", re.IGNORECASE
+)
+# Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
+_AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 # A clock time: "at 2130 hours", "at approximately 9:30 p.m.", "around 7 AM".
 _CLOCK = re.compile(
@@ -208,6 +224,8 @@ class OfflineCrashExtractor:
         self._time = [(t, _phrase_re(ph)) for t, ph in lex["time_cues"].items()]
         self._clock_words = {w.lower() for w in lex.get("time_clock_words", [])}
         self._weather = [(w, _inflected_re(ph)) for w, ph in lex["weather_cues"].items()]
+        # Clear-sky phrases other than the bare word, which is a verb in most narratives ("cleared the intersection").
+        self._clear_sky = _phrase_re([p for p in lex["weather_cues"].get("Clear", []) if p != "clear"] or ["\x00"])
         self._actions = [(a, _phrase_re(ph)) for a, ph in lex["action_cues"].items()]
         self._post = _phrase_re(lex["post_impact_words"])
         self._speeds: dict[str, float] = {k: float(v) for k, v in lex["default_speeds_mph"].items()}
@@ -255,6 +273,8 @@ class OfflineCrashExtractor:
             here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
             if here or (road_type == "T-intersection" and _ROAD_ENDS.search(pre)):
+                return road_type
+            if road_type == "Merge" and _ONTO_RAMP.search(pre):
                 return road_type
         return "Straight"
 
@@ -347,6 +367,12 @@ class OfflineCrashExtractor:
                 branch, first = ending, next(r for r in main if r is not ending)
             net["main_lanes"] = first.lanes or defaults.main_lanes
             net["main_ways"] = first.ways or defaults.main_ways
+            if branch is none and _EXIT_RAMP.search(text):
+                # "the exit ramp, which terminates at a rural two-lane county road": the ramp is the branch, one
+                # way, and one lane unless counted.
+                ramp = ramps[0] if ramps else _Road(None, None, True, 0)
+                branch = _Road(ramp.lanes or 1, ramp.ways or 1, True, ramp.at)
+                notes.append("the exit ramp is the T's branch (one-way)")
             net["branch_lanes"] = branch.lanes or defaults.branch_lanes
             net["branch_ways"] = branch.ways or defaults.branch_ways
         elif road_type == "Merge":
@@ -364,6 +390,11 @@ class OfflineCrashExtractor:
             only = first if main or not ramps else ramps[0]
             net["lanes"] = only.lanes or defaults.lanes
             net["ways"] = only.ways or defaults.ways
+            if road_type == "Intersection" and len(main) > 1:
+                # SAFE's road-network question for an intersection: "How many lanes [ways] are there at most for
+                # roads bordering the intersection?" A two-lane road crossing a four-lane highway is four lanes.
+                net["lanes"] = max(r.lanes or 0 for r in main) or net["lanes"]
+                net["ways"] = max(r.ways or 0 for r in main) or net["ways"]
         if not main and (road_type in {"T-intersection", "Merge"} or not ramps):
             notes.append("the narrative gives no lane count; the template's default is used")
         return RoadNetwork(**net)
@@ -410,11 +441,23 @@ class OfflineCrashExtractor:
                 if len(counts) != len(m.groups()):
                     continue
                 total = 2 * counts[0] if len(counts) == 1 else sum(counts)
+                if _CENTRE_TURN.search(text[m.end() : m.end() + 60].split(".")[0]):
+                    total += 1  # "two through lanes in each direction and a continuous two-way center left-turn lane"
                 nouns = list(_ROAD_NOUN.finditer(text, max(0, m.start() - 80), m.start()))
                 key = nouns[-1].start() if nouns else m.start()
                 road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
                 road["lanes"] = road["lanes"] or total
                 road["ways"] = road["ways"] or 2
+        # "each direction has a left-turn lane and two through lanes, giving six lanes in all": the total wins.
+        for m in _LANES_IN_ALL.finditer(text):
+            n = self._count(m.group("n") or m.group("m"))
+            nouns = list(_ROAD_NOUN.finditer(text, max(0, m.start() - 200), m.start()))
+            if n is None or n > 12 or not nouns:
+                continue
+            road = found.setdefault(
+                nouns[-1].start(), {"lanes": None, "ways": None, "ramp": "ramp" in nouns[-1].group(0)}
+            )
+            road["lanes"] = n
         # "a one-way street with three travel lanes", "the left of three eastbound lanes of a divided highway": lanes
         # counted without a hyphenated count belong to the road noun before them (else the one just after); lanes
         # given for one direction of a road that is not one-way are half its lanes.
@@ -586,6 +629,7 @@ class OfflineCrashExtractor:
             for s in sentences
             if re.search(r"\b(weather|sky|skies)\b", s, re.IGNORECASE)
             or any(p.search(s) for w, p in self._weather if w != "Clear")
+            or self._clear_sky.search(s)
         ]
         env_text = " ".join(dict.fromkeys(env_sentences))
         time = "Not mentioned"
@@ -608,7 +652,9 @@ class OfflineCrashExtractor:
         weather = "Not mentioned"
         for w, p in self._weather:
             if any(
-                not _NEGATED.search(env_text, max(0, m.start() - 16), m.start()) and not _ENDED.match(env_text, m.end())
+                not _NEGATED.search(env_text, max(0, m.start() - 16), m.start())
+                and not _ENDED.match(env_text, m.end())
+                and not _AFTERWARDS.match(env_text[m.end() : m.end() + 160])
                 for m in p.finditer(env_text)
             ):
                 weather = w

@@ -127,7 +127,8 @@ Allowed values (use exactly these spellings):
 
 Work step by step, putting your reasoning in `reasoning`:
 1. Road network. For Straight, Curve and Intersection roads give `lanes` (total, all directions, counting a centre \
-turn lane) and `ways` (1 = one-way, 2 = two-way) of the road V1 travels on; for T-intersection and Merge roads give \
+turn lane) and `ways` (1 = one-way, 2 = two-way) of the road V1 travels on (at an Intersection, the most lanes and \
+the most ways of the roads that meet there); for T-intersection and Merge roads give \
 `main_lanes`/`main_ways` and `branch_lanes`/`branch_ways` (the stem road, or the on-ramp) and, for a T-intersection, \
 `stem_direction` (N, S, E or W: the side of the main road the stem leaves to). `centre_turn_lane` is true when the \
 report names a centre (left) turn lane. Leave a count null when neither the summary nor the sketch gives it: the \
