@@ -770,3 +770,58 @@ def test_waiting_before_you_proceed_is_slowing_down(parser: OntologyGroundedPars
         rule("Allow the crossing guard and children to cross the street before you proceed.", "california")
     )
     assert max(a.behavior_scores, key=a.behavior_scores.__getitem__) == "slow down", a.behavior_scores
+
+
+@pytest.mark.parametrize(
+    ("text", "road", "term"),
+    [
+        # The STOP sign's junction, though a crosswalk is named: only as a fallback, or said to be absent.
+        ("Red Octagon STOP Sign\nStop at the white limit line. Where there is no limit line, stop ahead of the "
+         "crosswalk; where there is no crosswalk either, stop at the corner. Go only after giving the right-of-way to "
+         "traffic and pedestrians.", "intersection", "stop sign"),
+        ("A driver facing a STOP sign shall stop at the limit line. Where there is neither a limit line nor a "
+         "crosswalk, stop where traffic can be seen.", "intersection", "stop sign"),
+        # A signal that is dark is out of order, not low light; 'as if there were STOP signs' is then the rule's.
+        ("When a traffic light is dark or not working, treat the intersection as if there were STOP signs on every "
+         "corner. Stop completely and go only when it is your turn.", "intersection", "stop sign"),
+        # A concession names what the rule overrides.
+        ("Follow a traffic officer's hand signals even if the light is green or a STOP sign is posted.", None,
+         "traffic officer"),
+    ],
+)  # fmt: skip
+def test_absent_things_dark_signals_concessions_and_blind_places(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str | None, term: str | None
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None, text
+    assert road is None or mr.road_type == road, mr
+    assert term is None or term in mr.manipulation.lower(), mr
+
+
+def test_a_blind_intersection_is_no_blind_person_and_no_corner_with_a_sign_is_no_sign(
+    parser: OntologyGroundedParser,
+) -> None:
+    a = parser.analyse(
+        rule("Blind Intersections\nAn intersection is blind if no corner has a STOP sign and you cannot see 100 feet "
+             "to either side. Slow down.", "california")
+    )  # fmt: skip
+    assert all(m.absent for m in a.manipulations if m.term.normalised == "stop sign"), a.manipulations
+    assert not any("blind" in m.term.normalised or "guide dog" in m.term.normalised for m in a.manipulations)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Double solid yellow lines mean no passing. Do not drive to the left of them except to turn left into a "
+        "driveway or at an intersection.",
+        "On ice, slow down well ahead. Do not brake hard or turn sharply on ice.",
+        "When a school bus has its red lights flashing, stop. Children may be crossing the road in front of the bus.",
+    ],
+)
+def test_no_junction_from_an_exception_a_swerve_or_others_crossing(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """An exception runs to the end of its clause; a sharp turn is a swerve; where children cross is not the school
+    bus's place."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type not in {"intersection", "crosswalk"}, mr

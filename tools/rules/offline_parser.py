@@ -391,7 +391,10 @@ class OntologyGroundedParser:
         # "with or without a crosswalk" rules nothing out.
         window = " ".join(window).replace("with or without", "with or").split()
         m.absent = _absent(m, toks)
-        if m.absent or any(_find(window, ex) >= 0 for ex in model.exclusions):
+        # "Do not drive to the left of them except to turn left into a driveway or at an intersection": an exception
+        # runs to the end of its clause.
+        excepted = "except" in [t.word for t in toks[lo : m.start] if t.clause == toks[m.start].clause]
+        if m.absent or excepted or any(_find(window, ex) >= 0 for ex in model.exclusions):
             score -= 3.0  # "other than a vehicle or bicycle", "without stop signs": named only to be ruled out
             m.ruled_out = True
         if sentence == 0 and toks[m.start].clause == toks[0].clause:
@@ -479,14 +482,18 @@ class OntologyGroundedParser:
         del words
         return implied
 
-    def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
-        # A place said not to be there ("even if they are not in a crosswalk", "if there is no crosswalk") is no place
-        # of the rule, nor is one named only as a fallback after something absent ("If there is no limit line, stop
-        # before the crosswalk"): the rule's place is what the sign or signal implies.
+    @staticmethod
+    def places(model: _RegionModel, analysis: RuleAnalysis) -> list[Mention]:
+        """The specific places the rule names as its own (not "any roads").
+
+        A place said not to be there ("even if they are not in a crosswalk", "if there is no crosswalk") is no place
+        of the rule, nor is one named only as a fallback after something absent ("If there is no limit line, stop
+        before the crosswalk"): the rule's place is then what its sign or signal implies.
+        """
         absent = [m for m in analysis.road_types + analysis.manipulations if m.absent]
         absent_terms = {m.term.normalised for m in absent}
         absent_sentences = {analysis.tokens[m.start].sentence for m in absent}
-        specific = [
+        return [
             m
             for m in analysis.road_types
             if m.term.normalised != model.any_roads.normalised
@@ -494,13 +501,19 @@ class OntologyGroundedParser:
             and m.term.normalised not in absent_terms
             and analysis.tokens[m.start].sentence not in absent_sentences
         ]
+
+    def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
+        specific = self.places(model, analysis)
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
         # buses flash yellow lights").
         if manipulation is not None and not _LIGHT_WORDS & set(manipulation.tokens):
             specific = [m for m in specific if not _is_vehicle_light(m.surface, model.light_colours)]
         # "cross the road" makes a crosswalk of a pedestrian's crossing; an animal crossing the road is on any road.
-        if manipulation is not None and manipulation.normalised in model.animals:
+        # Nor is a vehicle's place where others cross ("Children may be crossing the road in front of the bus").
+        if manipulation is not None and (
+            manipulation.normalised in model.animals or _MOTOR_WORDS & set(manipulation.tokens)
+        ):
             specific = [m for m in specific if not {"cross", "crossing"} & set(tokens(m.surface))]
         if specific:
             best = max(specific, key=lambda m: m.score)
@@ -674,6 +687,9 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
 
 
 _CONJUNCTIONS = frozenset({"or", "and", "nor"})
+_MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "convoy", "car"})
+_HAVING = frozenset({"has", "have", "with", "shows", "show"})
+_ARTICLES = frozenset({"a", "an", "the"})
 _HOLDING = frozenset({"holding", "holds", "held", "carrying", "carries", "waving", "waves"})
 
 
@@ -686,6 +702,13 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
         return True
     if before[-1:] and before[-1] in _CONJUNCTIONS and "no" in before[:-2]:
         return True  # "no STOP or YIELD signs": the second of a coordination after "no"
+    last = [w for w in before if w not in _ARTICLES][-1:]
+    if last == ["neither"] or (
+        last == ["nor"] and any(t.word == "neither" for t in toks[: m.start] if t.clause == clause)
+    ):
+        return True  # "where there is neither a limit line nor a crosswalk"
+    if "no" in before and _HAVING & set(before[before.index("no") + 1 :]):
+        return True  # "if no corner has a STOP sign"
     return before[-3:-1] in (["not", "in"], ["not", "at"]) and before[-1] in {"a", "an", "the"}
 
 
@@ -701,8 +724,11 @@ _STOP_VERBS = frozenset({"stop", "stopping", "stopped", "wait", "waiting", "halt
 _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
 _ANYWHERE_MANOEUVRES = frozenset(
-    "back backing reverse reversing park parking merge merging braking swerving steering change changing".split()
+    "back backing reverse reversing park parking merge merging brake braking swerve swerving steer steering change "
+    "changing".split()
 )
+# "turn sharply", "turning suddenly": a swerve of the wheel, not a turn at a junction.
+_SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
 
 
 def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
@@ -715,6 +741,8 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
         return True
     if m.end - m.start != 1 or toks[m.start].word not in _BARE_TURN:
         return False
+    if after[:1] and after[0] in _SHARPLY:
+        return True
     near = [t.word for t in toks[max(0, m.start - 3) : m.end + 3] if t.clause == clause]
     return any(w in {"or", "and"} for w in near) and any(w in _ANYWHERE_MANOEUVRES for w in near)
 
