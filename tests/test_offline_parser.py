@@ -825,3 +825,14 @@ def test_no_junction_from_an_exception_a_swerve_or_others_crossing(
     bus's place."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type not in {"intersection", "crosswalk"}, mr
+
+
+def test_a_signal_that_turns_green_yellow_lane_lines_and_a_held_sign(parser: OntologyGroundedParser) -> None:
+    """'go when it turns green' makes no turn at a junction; 'Yellow Lane Lines' are markings, not a yellow light;
+    the STOP sign a crossing guard 'holds up' is the guard's."""
+    a = parser.analyse(rule("Stop at the ramp meter while it shows red and go when it turns green.", "california"))
+    assert not any(m.term.normalised == "intersection" for m in a.road_types), a.road_types
+    a = parser.analyse(rule("Yellow Lane Lines\nYellow lines divide traffic. Obey the signal lights.", "california"))
+    assert not any(m.term.normalised == "yellow light" for m in a.manipulations), a.manipulations
+    a = parser.analyse(rule("Stop for a crossing guard who holds up a STOP sign.", "california"))
+    assert all(m.aside for m in a.manipulations if m.term.normalised == "stop sign"), a.manipulations

@@ -690,7 +690,8 @@ _CONJUNCTIONS = frozenset({"or", "and", "nor"})
 _MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "convoy", "car"})
 _HAVING = frozenset({"has", "have", "with", "shows", "show"})
 _ARTICLES = frozenset({"a", "an", "the"})
-_HOLDING = frozenset({"holding", "holds", "held", "carrying", "carries", "waving", "waves"})
+# (Words are folded: "holds" reads "hold".)
+_HOLDING = frozenset({"hold", "holding", "holds", "held", "carry", "carrying", "carries", "waving", "wave", "waves"})
 
 
 def _absent(m: Mention, toks: list[Token]) -> bool:
