@@ -353,6 +353,7 @@ class OfflineCrashExtractor:
         centre = bool(_CENTRE_TURN.search(text))
         none = _Road(None, None, False, 0)
         first = main[0] if main else none
+        ramp = ramps[0] if ramps else _Road(None, None, True, 0)  # a merge's branch, or a T's exit ramp
         net: dict[str, Any] = {
             "road_type": road_type,
             "lane_width_m": defaults.lane_width_m,
@@ -370,7 +371,6 @@ class OfflineCrashExtractor:
             if branch is none and _EXIT_RAMP.search(text):
                 # "the exit ramp, which terminates at a rural two-lane county road": the ramp is the branch, one
                 # way, and one lane unless counted.
-                ramp = ramps[0] if ramps else _Road(None, None, True, 0)
                 branch = _Road(ramp.lanes or 1, ramp.ways or 1, True, ramp.at)
                 notes.append("the exit ramp is the T's branch (one-way)")
             net["branch_lanes"] = branch.lanes or defaults.branch_lanes
@@ -378,7 +378,6 @@ class OfflineCrashExtractor:
         elif road_type == "Merge":
             net["main_lanes"] = first.lanes or defaults.main_lanes
             net["main_ways"] = first.ways or defaults.main_ways
-            ramp = ramps[0] if ramps else _Road(None, None, True, 0)
             lanes = ramp.lanes or defaults.branch_lanes or 1
             if ramp.lanes is None and re.search(r"\bacceleration lane\b", text, re.IGNORECASE):
                 lanes += 1
