@@ -836,3 +836,22 @@ def test_a_signal_that_turns_green_yellow_lane_lines_and_a_held_sign(parser: Ont
     assert not any(m.term.normalised == "yellow light" for m in a.manipulations), a.manipulations
     a = parser.analyse(rule("Stop for a crossing guard who holds up a STOP sign.", "california"))
     assert all(m.aside for m in a.manipulations if m.term.normalised == "stop sign"), a.manipulations
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        (
+            "Watch for deer near the road. Braking hard for one can make you skid into another vehicle.",
+            "deer",
+        ),
+        ("Give a motorcyclist the whole lane; a motorcycle is easy to lose behind another car.", "motorcyclist"),
+    ],
+)
+def test_a_generic_vehicle_word_does_not_outrank_the_rules_subject(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """A core term reached only through a bare 'another vehicle' or 'car' named in passing does not push the rule's
+    own (region) subject aside."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation.lower(), mr

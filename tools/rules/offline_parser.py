@@ -464,8 +464,21 @@ class OntologyGroundedParser:
             m.term.is_core and m.term.category == "environment" and not (m.ruled_out or m.aside) for m in ranked
         )
 
+        # A core term reached only through a bare, generic vehicle word ("hit another vehicle", "behind another
+        # car") is no subject of its own: a region term that outscores it keeps its place.
+        own_core = [
+            m
+            for m in ranked
+            if (m.term.is_core or m.term.normalised in model.refines_core) and not (m.ruled_out or m.aside)
+        ]
+        generic_core = max((m.score for m in own_core), default=None)
+        if not own_core or not all(set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS for m in own_core):
+            generic_core = None
+
         def demoted(m: Mention) -> bool:
             if m.term.is_core or m.term.normalised in model.refines_core:
+                return False
+            if generic_core is not None and m.score > generic_core:
                 return False
             return m.term.category != "environment" or env_core
 
@@ -687,6 +700,7 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
 
 
 _CONJUNCTIONS = frozenset({"or", "and", "nor"})
+_GENERIC_VEHICLE_WORDS = frozenset({"a", "an", "the", "another", "other", "any", "car", "cars", "vehicle", "vehicles"})
 _MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "convoy", "car"})
 _HAVING = frozenset({"has", "have", "with", "shows", "show"})
 _ARTICLES = frozenset({"a", "an", "the"})
