@@ -855,3 +855,68 @@ def test_a_generic_vehicle_word_does_not_outrank_the_rules_subject(
     own (region) subject aside."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation.lower(), mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road", "term", "behaviour"),
+    [
+        # a signal said to be dark is out of order, not low light
+        (
+            "When the traffic signals at a junction are dark, behave as if a STOP sign faced every approach.",
+            "intersection",
+            "stop sign",
+            None,
+        ),
+        # a fronted "Without X," is a fallback: its crosswalk is no place of the STOP-sign rule
+        (
+            "At a STOP sign, stop at the limit line. Without a limit line, stop before the crosswalk.",
+            "intersection",
+            "stop sign",
+            None,
+        ),
+        # a U-turn the rule forbids is no junction
+        ("Do not make a U-turn where a NO U-TURN sign stands.", "any roads", "u-turn", "keep current"),
+        # the driver passing the ego comes from behind, and the ego keeps its speed
+        ("If a driver is passing you, do not speed up.", "any roads", "vehicle behind", "keep current"),
+        # a signal on a freeway ramp stands at no junction
+        (
+            "Metering lights on freeway on-ramps let one car go per green light; stop at the red light.",
+            "any roads",
+            None,
+            None,
+        ),
+        # a concession names what the rule overrides
+        ("Even with a green light, do not enter an intersection that you cannot clear.", "intersection", None, None),
+        # where the ego may already be, said after the rule's subject, is a sub-case
+        (
+            "Pull to the right edge of the road and stop for an ambulance using its siren. If you are in an "
+            "intersection, clear it first.",
+            "any roads",
+            "emergency vehicle",
+            None,
+        ),
+        # children crossing the street near a school are in the school area
+        (
+            "Within 500 feet of a school, drive at 25 mph while children are crossing the street.",
+            "school area",
+            "child",
+            None,
+        ),
+    ],
+)
+def test_dark_signals_fallbacks_forbidden_u_turns_passing_ramps_concessions_and_sub_cases(
+    parser: OntologyGroundedParser,
+    validator: OfflineValidator,
+    text: str,
+    road: str,
+    term: str | None,
+    behaviour: str | None,
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == road, mr
+    assert term is None or term in mr.manipulation.lower(), mr
+    assert behaviour is None or mr.expected_behavior == behaviour, mr
+    if "Even with" in text:
+        assert "green light" not in mr.manipulation, mr
+    if "are dark" in text:
+        assert "lighting" not in mr.manipulation, mr

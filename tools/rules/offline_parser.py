@@ -253,6 +253,7 @@ class OntologyGroundedParser:
         # Words that name no term where they stand ("blind spot", "turn signal") hide from every matcher; the
         # ego's own words ("your vehicle") hide from the manipulations.
         plain = frozenset(i for m in model.not_term_matcher.find(toks) for i in range(m.start, m.end))
+        plain |= _dark_signals(toks)
         masked = plain | frozenset(i for m in model.ego_matcher.find(toks) for i in range(m.start, m.end))
         manip = [
             self._mention(model, "manipulation", m, toks) for m in model.manipulation_matcher.find(toks, masked=masked)
@@ -262,7 +263,7 @@ class OntologyGroundedParser:
         manip += self._colour_mentions(model, toks, masked)
         manip += self._elided_mentions(model, toks, manip)
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks, masked=plain)]
-        roads = [m for m in roads if not _general_manoeuvre(m, toks)]
+        roads = [m for m in roads if not (_general_manoeuvre(m, toks) or _forbidden_u_turn(m, toks))]
         manip = _drop_nested(manip, roads)
         manip = _drop_less_specific(manip)
         manip = _drop_spanning(manip)
@@ -528,6 +529,29 @@ class OntologyGroundedParser:
             manipulation.normalised in model.animals or _MOTOR_WORDS & set(manipulation.tokens)
         ):
             specific = [m for m in specific if not {"cross", "crossing"} & set(tokens(m.surface))]
+        # A signal on a road without junctions ("Ramp meters are signal lights on freeway on-ramps. Stop at the red
+        # light") stands at no intersection.
+        if any(
+            _NO_JUNCTION_ROADS & set(tokens(m.surface))
+            for m in analysis.road_types
+            if m.term.normalised == model.any_roads.normalised and not (m.ruled_out or m.aside)
+        ):
+            specific = [m for m in specific if not _LIGHT_WORDS & set(tokens(m.surface))]
+        # Where the ego may already be, said after the rule's subject ("... drive to the right edge of the road and
+        # stop. If you are in an intersection, drive through it first"), is a sub-case of the rule, not its place.
+        if manipulation is not None and specific:
+            own = [m for m in analysis.manipulations if m.term == manipulation and not m.ruled_out]
+            first = min((analysis.tokens[m.start].sentence for m in own), default=None)
+            if first is not None and all(
+                analysis.tokens[p.start].sentence > first and _ego_already_there(p, analysis.tokens) for p in specific
+            ):
+                specific = []
+        # A crossing that only a verb implies ("while children are crossing the street") gives way to the school
+        # area the rule names ("within 500 feet of a school"): the children cross there.
+        verbal = [m for m in specific if {"cross", "crossing"} & set(tokens(m.surface)) and m.gap == 0]
+        schools = [m for m in specific if m.term.normalised == "school area" and m not in verbal]
+        if verbal and schools:
+            specific = schools
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
@@ -708,10 +732,30 @@ _ARTICLES = frozenset({"a", "an", "the"})
 _HOLDING = frozenset({"hold", "holding", "holds", "held", "carry", "carrying", "carries", "waving", "wave", "waves"})
 
 
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "go", "goes", "went", "gone", "become", "becomes"})
+_SIGNAL_NOUNS = frozenset({"signal", "signals", "light", "lights"})
+
+
+def _dark_signals(toks: list[Token]) -> frozenset[int]:
+    """ "dark" said of a signal ("the signal lights at an intersection are dark", "if the traffic lights go dark"):
+    the signal is out of order, which is no low light. The signal noun is the subject of the clause's copula."""
+    out: set[int] = set()
+    for i, t in enumerate(toks):
+        if t.word != "dark" or i == 0 or toks[i - 1].word not in _COPULAS:
+            continue
+        subject = [u.word for u in toks[max(0, i - 9) : i - 1] if u.clause == t.clause]
+        if _SIGNAL_NOUNS & set(subject):
+            out.add(i)
+    return frozenset(out)
+
+
 def _absent(m: Mention, toks: list[Token]) -> bool:
     """A thing said not to be there: "if there is no limit line", "no STOP or YIELD signs", "even if they are not in a
     crosswalk" (within the mention's clause)."""
     clause = toks[m.start].clause
+    opener = next(t for t in toks if t.clause == clause)
+    if opener.word == "without" and (opener is toks[0] or toks[toks.index(opener) - 1].sentence != opener.sentence):
+        return True  # "Without a limit line, stop before the crosswalk": a fronted condition of absence
     before = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.clause == clause]
     if before[-1:] == ["no"]:
         return True
@@ -762,11 +806,33 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
     return any(w in {"or", "and"} for w in near) and any(w in _ANYWHERE_MANOEUVRES for w in near)
 
 
+def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
+    """ "If you are (already) in an intersection", "do not stop inside an intersection": a clause that says where
+    the ego is, or where it is not to stop on its way."""
+    clause = toks[m.start].clause
+    before = [t.word for t in toks[max(0, m.start - 6) : m.start] if t.clause == clause]
+    return any(_find(before, cue) >= 0 for cue in _EGO_THERE)
+
+
+_EGO_THERE = (("if", "you", "are"), ("if", "you", "re"), ("not", "stop", "in"), ("not", "stop", "inside"))
+
+
+def _forbidden_u_turn(m: Mention, toks: list[Token]) -> bool:
+    """A U-turn the rule forbids ("Do not make a U-turn", "never make a U-turn") is a manoeuvre the ego keeps from
+    wherever it drives, not a junction the rule is about."""
+    if not any(t.word in {"u-turn", "u-turns"} for t in toks[m.start : m.end]):
+        return False
+    clause = toks[m.start].clause
+    before = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.clause == clause]
+    return bool({"not", "never", "no"} & set(before))
+
+
 _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "property"})
 
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
+_NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "ramp", "ramps", "motorway", "motorways"})
 
 
 def _is_vehicle_light(surface: str, colours: set[str]) -> bool:
