@@ -629,3 +629,65 @@ def test_light_and_weather_only_implied_or_outside_the_crash(
         "struck a tree.",
     )
     assert s.to_safe()["Env"] == env
+
+
+@pytest.mark.parametrize(
+    ("light", "env"),
+    [
+        ("It was mid-afternoon and the driver had the wipers running.", {"Time": "Daytime", "Weather": "Rainy"}),
+        ("The sun had not yet risen and there was no roadway lighting.", {"Time": "Nighttime", "Weather": "Not mentioned"}),
+        ("The day was bright and clear.", {"Time": "Daytime", "Weather": "Sunny"}),
+        ("At about 10 a.m. on a clear, dry day the traffic was light.", {"Time": "Daytime", "Weather": "Sunny"}),
+        ("The concrete was clear of debris and dry.", {"Time": "Not mentioned", "Weather": "Not mentioned"}),
+    ],
+)  # fmt: skip
+def test_light_and_weather_from_the_clock_the_wipers_and_a_bright_or_clear_dry_day(
+    extractor: OfflineCrashExtractor, light: str, env: dict[str, str]
+) -> None:
+    """A hyphenated part of the day is the day; wipers running say rain; a sun not yet risen is night; a bright
+    day, or a clear, dry one, is sunny; 'clear of debris' says nothing of the sky."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
+        "struck a tree.",
+    )
+    assert s.to_safe()["Env"] == env
+
+
+def test_a_collector_that_ends_in_a_t_a_one_way_connector_and_a_shared_introduction(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """A collector or connector is a road: the one that ends at a highway is the T's branch, and a one-way connector
+    is one way. Two vehicles introduced in one sentence each take their own body. 'forming a T' is a T."""
+    s = extract(
+        extractor,
+        "The crash happened where a two-lane, two-way collector ends at a four-lane, two-way highway. Vehicle one "
+        "(V1), a 2012 Honda Pilot, was stopped on the collector. Vehicle two (V2), a 2015 Ford Fusion, was "
+        "southbound on the highway. It was daylight. The front of V2 struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (4, 2)
+    s = extract(
+        extractor,
+        "A single-lane ramp joins a three-lane, one-way connector from the right. Vehicle one (V1), a 2014 Kia "
+        "Optima, was in the right lane of the connector. Vehicle two (V2), a 2012 Ford Transit van, came up the "
+        "ramp. It was daylight. The left side of V2 struck the right side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "Merge"
+    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == (3, 1)
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2011 Toyota Sienna minivan, and vehicle two (V2), a 2016 Peterbilt 389 tractor pulling "
+        "a flatbed trailer, were both northbound on a two-lane road. It was daylight. The trailer of V2 struck the "
+        "left side of V1.",
+    )
+    assert s.to_safe()["Actors"] == {"V1_type": "Car", "V2_type": "Truck"}
+    s = extract(
+        extractor,
+        "A gravel road meets the two-lane, two-way highway from the south, forming a T. Vehicle one (V1), a 2004 "
+        "Pontiac Grand Prix, was westbound on the highway. Vehicle two (V2), a 2006 Chevrolet Tahoe, was turning "
+        "left onto the gravel road. It was daylight. The front of V1 struck the left side of V2.",
+    )
+    assert s.road_network.road_type == "T-intersection"

@@ -94,7 +94,7 @@ _STRIKE = re.compile(
 # terminated at a five-lane highway", "a road that forms the north leg of a T-intersection") meets it in a T, and
 # is its branch. Ramps end in merges, not here.
 _ROAD_ENDS = re.compile(
-    r"\b(?:road|roadway|street|avenue|route|drive|highway)s?(?:,?\s+(?:that|which))?\s+"
+    r"\b(?:road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector)s?(?:,?\s+(?:that|which))?\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
@@ -115,7 +115,7 @@ _NEXT = re.compile(r"\b(?:next|upcoming|following)\s+(?:\w+\s+)?$", re.IGNORECAS
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
 _ROAD_NOUN = re.compile(
     r"\b(?:entrance ramp|on-ramp|exit ramp|ramp|road|roadway|highway|freeway|street|interstate|route|avenue|"
-    r"boulevard|expressway|parkway|turnpike|arterial|thoroughfare|drive)s?\b",
+    r"boulevard|expressway|parkway|turnpike|arterial|thoroughfare|drive|collector|connector)s?\b",
     re.IGNORECASE,
 )
 # "three lanes in each direction", "two travel lanes each way": half the road's lanes.
@@ -572,6 +572,10 @@ class OfflineCrashExtractor:
                 return before[:-1][-120:].strip(" ,") or None
             else:
                 return None
+        # "V1, a 2010 Dodge Grand Caravan minivan, and V2, a tractor pulling a trailer, were both ...": the next
+        # vehicle's description is its own.
+        nxt = _VEHICLE_ID.search(rest)
+        rest = rest[: nxt.start()] if nxt else rest
         stop = re.search(r"\s(?:was|is|had|were|that)\s", rest)
         desc = rest[: stop.start()] if stop else rest[:120]
         return desc.strip(" ,") or None
