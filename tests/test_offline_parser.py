@@ -920,3 +920,20 @@ def test_dark_signals_fallbacks_forbidden_u_turns_passing_ramps_concessions_and_
         assert "green light" not in mr.manipulation, mr
     if "are dark" in text:
         assert "lighting" not in mr.manipulation, mr
+
+
+def test_a_cross_street_is_no_crossing_and_a_named_crosswalk_keeps_its_place(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "closest to the cross street" holds no "to cross" (its last word opens the longer "cross street"); a rule
+    that names a crosswalk keeps it though it also mentions schools."""
+    a = parser.analyse(rule("Stop at the point closest to the cross street where you can see.", "california"))
+    assert not any(m.term.normalised == "crosswalk" for m in a.road_types), a.road_types
+    mr = best(
+        parser,
+        validator,
+        "Crosswalks\nMost crosswalks are marked with white lines. People on foot have the right-of-way in them, "
+        "and yellow lines may be used near schools. Slow down for anyone crossing or about to cross.",
+        "california",
+    )
+    assert mr is not None and mr.road_type == "crosswalk", mr

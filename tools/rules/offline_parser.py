@@ -268,6 +268,7 @@ class OntologyGroundedParser:
         manip = _drop_less_specific(manip)
         manip = _drop_spanning(manip)
         manip = _drop_broken_compounds(manip, roads)
+        roads = _drop_broken_compounds(roads, manip)
         roads = _drop_nested(roads, manip)
         manip, roads = _drop_modifiers(manip, roads, toks), _drop_modifiers(roads, manip, toks)
         manip = self._resolve_heads(manip, toks)
@@ -550,7 +551,10 @@ class OntologyGroundedParser:
         # area the rule names ("within 500 feet of a school"): the children cross there.
         verbal = [m for m in specific if {"cross", "crossing"} & set(tokens(m.surface)) and m.gap == 0]
         schools = [m for m in specific if m.term.normalised == "school area" and m not in verbal]
-        if verbal and schools:
+        named_crossing = any(
+            m.term.normalised == "crosswalk" and not {"cross", "crossing"} & set(tokens(m.surface)) for m in specific
+        )
+        if verbal and schools and not named_crossing:
             specific = schools
         if specific:
             best = max(specific, key=lambda m: m.score)
@@ -906,11 +910,16 @@ def _drop_spanning(mentions: list[Mention]) -> list[Mention]:
 def _drop_broken_compounds(mentions: list[Mention], others: list[Mention]) -> list[Mention]:
     """A gapped match whose first word opens another term's phrase that ends inside the gap is not one phrase:
     "traffic signal ahead" is a signal ahead, not "traffic ahead". (A phrase inserted before the head, "red traffic
-    light", keeps the outer match: there the inner phrase ends with it.)"""
+    light", keeps the outer match: there the inner phrase ends with it.) Nor is one whose last word opens another
+    term's phrase that runs on past it: "closest to the cross street" is no "to cross"."""
 
     def broken(m: Mention) -> bool:
         return m.gap > 0 and any(
-            o.start == m.start and m.start + 1 < o.end < m.end and o.term.normalised != m.term.normalised
+            (
+                (o.start == m.start and m.start + 1 < o.end < m.end)
+                or (o.start == m.end - 1 and o.end > m.end and o.gap == 0)
+            )
+            and o.term.normalised != m.term.normalised
             for o in mentions + others
         )
 
