@@ -691,3 +691,53 @@ def test_a_collector_that_ends_in_a_t_a_one_way_connector_and_a_shared_introduct
         "left onto the gravel road. It was daylight. The front of V1 struck the left side of V2.",
     )
     assert s.road_network.road_type == "T-intersection"
+
+
+def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_ends(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """Lane counts with a width between ('two 3.6 m travel lanes in each direction'), a one-way count after its
+    road ('The street carries one-way traffic'), a road that meets another from one side only (a T), a centre
+    'two-way left-turn lane' beside per-direction lanes, and the road that is 'approaching its end' (the branch)."""
+    base = "Vehicle one (V1), a 2006 Chevrolet Impala, was northbound. It was daylight. The front of V1 struck a pole. "
+    s = extract(extractor, base + "The highway has two 3.6 m travel lanes in each direction and a grass median.")
+    assert s.to_safe()["Road network"]["No_lanes"] == 4
+    s = extract(extractor, base + "The street carries one-way northbound traffic in three 3.3 m travel lanes.")
+    assert (s.to_safe()["Road network"]["No_lanes"], s.to_safe()["Road network"]["No_ways"]) == (3, 1)
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2015 Kia Soul, was northbound on a two-lane, two-way highway. Vehicle two (V2), a 2006 "
+        "Ford Ranger, was stopped on a two-lane, two-way township road that meets the highway from the west only. "
+        "It was daylight. The front of V1 struck the left side of V2.",
+    )
+    assert s.road_network.road_type == "T-intersection"
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2018 Toyota RAV4, was northbound on a two-lane, two-way gravel road approaching its end "
+        "at an avenue, which it joins from the south side only. The avenue has two lanes in each direction and a "
+        "continuous center two-way left-turn lane. Vehicle two (V2), a 2011 Chevrolet Tahoe, was eastbound on the "
+        "avenue. It was daylight. The front of V2 struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (5, 2)
+
+
+@pytest.mark.parametrize(
+    ("light", "env"),
+    [
+        ("It was night and overcast; it had rained earlier in the evening but the rain had stopped.",
+         {"Time": "Nighttime", "Weather": "Cloudy"}),
+        ("The morning fog had lifted and the sun was out.", {"Time": "Daytime", "Weather": "Sunny"}),
+    ],
+)  # fmt: skip
+def test_weather_over_before_the_crash_and_a_sun_that_was_out(
+    extractor: OfflineCrashExtractor, light: str, env: dict[str, str]
+) -> None:
+    """Rain in the pluperfect and fog that had lifted were over before the crash; a sun that was out is a clear day."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
+        "struck a tree.",
+    )
+    assert s.to_safe()["Env"] == env

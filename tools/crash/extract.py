@@ -99,6 +99,15 @@ _ROAD_ENDS = re.compile(
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
 )
+# "a gravel road approaching its end at a boulevard": the road before "its end" is the branch.
+_END_AT = re.compile(r"\bits\s+end\s+at\b", re.IGNORECASE)
+# A road that meets another from one side only ("meets the highway from the east only", "joins it from the south
+# side only", "there is no west leg", "no street continues north") makes a T.
+_ONE_SIDED = re.compile(
+    r"\b(?:from|on)\s+the\s+(?:north|south|east|west)\s+(?:side\s+)?only\b"
+    r"|\bno\s+(?:north|south|east|west)\s+leg\b|\bno\s+(?:street|road|roadway)\s+continues\b",
+    re.IGNORECASE,
+)
 # A ramp that carries traffic onto the road ("a two-lane ramp carrying traffic ... onto the northbound freeway", "a
 # single-lane ramp that joins the right lane") ends in a merge; an exit ramp or off-ramp does not.
 _ONTO_RAMP = re.compile(
@@ -118,9 +127,12 @@ _ROAD_NOUN = re.compile(
     r"boulevard|expressway|parkway|turnpike|arterial|thoroughfare|drive|collector|connector)s?\b",
     re.IGNORECASE,
 )
+# A lane width between the count and the noun: "two 3.6 m travel lanes", "three 12-foot lanes".
+_WIDTH = r"(?:\d+(?:\.\d+)?[\s-]?(?:m|metres?|meters?|ft|foot|feet)(?:[\s-]+wide)?\s+)?"
 # "three lanes in each direction", "two travel lanes each way": half the road's lanes.
 _EACH_WAY = re.compile(
-    r"\b(?P<n>\w+)\s+(?:through\s+|travel\s+)?lanes?\s+(?:in\s+each\s+direction|each\s+way|in\s+both\s+directions)\b",
+    rf"\b(?P<n>\w+)\s+{_WIDTH}(?:through\s+|travel\s+)?lanes?\s+"
+    r"(?:in\s+each\s+direction|each\s+way|in\s+both\s+directions)\b",
     re.IGNORECASE,
 )
 # "two northbound lanes and two southbound lanes": the road's lanes, one count per direction.
@@ -140,8 +152,11 @@ _NEGATED = re.compile(
 # Weather said to be over before the crash: "Rain had ended about an hour earlier", "a thunderstorm had passed
 # through", "snow had fallen the previous day".
 _ENDED = re.compile(
-    r"\s+(?:had\s+)?(?:ended|stopped|ceased|cleared|passed|let\s+up|tapered\s+off)\b|\s+had\s+fallen\b", re.IGNORECASE
+    r"\s+(?:had\s+)?(?:ended|stopped|ceased|cleared|passed|lifted|let\s+up|tapered\s+off)\b|\s+had\s+fallen\b",
+    re.IGNORECASE,
 )
+# "it had rained earlier in the evening": weather in the pluperfect was over before the crash.
+_PLUPERFECT = re.compile(r"\bhad\s+$", re.IGNORECASE)
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
@@ -166,11 +181,11 @@ _WITH_CENTRE = re.compile(
 # Lanes counted in words, not as "N-lane": "with three travel lanes", "three eastbound lanes" (not "... in each
 # direction" or a pair of directions, which count per direction).
 _LANES_COUNTED = re.compile(
-    r"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?(?:through\s+|travel\s+)?lanes\b"
+    rf"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?{_WIDTH}(?:through\s+|travel\s+)?lanes\b"
     r"(?!\s+(?:in\s+each|each\s+way|in\s+both|and\s+\w+\s+(?:north|south|east|west)bound))",
     re.IGNORECASE,
 )
-_CENTRE_TURN = re.compile(r"\bcent(?:er|re)[\s-]+(?:left[\s-]+)?turn(?:\s+lane)?\b", re.IGNORECASE)
+_CENTRE_TURN = re.compile(r"\bcent(?:er|re)[\s-]+(?:two-way[\s-]+)?(?:left[\s-]+)?turn(?:\s+lane)?\b", re.IGNORECASE)
 
 
 class _Road(NamedTuple):
@@ -272,7 +287,7 @@ class OfflineCrashExtractor:
             # signalized intersection approximately 100 m to the east") is not the crash's place.
             here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
-            if here or (road_type == "T-intersection" and _ROAD_ENDS.search(pre)):
+            if here or (road_type == "T-intersection" and (_ROAD_ENDS.search(pre) or _ONE_SIDED.search(pre))):
                 return road_type
             if road_type == "Merge" and _ONTO_RAMP.search(pre):
                 return road_type
@@ -401,7 +416,7 @@ class OfflineCrashExtractor:
     @staticmethod
     def _ending_road(text: str, roads: list[_Road]) -> _Road | None:
         """The described road that ends at another one: the nearest before the first "... ends at" (in its sentence)."""
-        m = _ROAD_ENDS.search(text)
+        m = _ROAD_ENDS.search(text) or _END_AT.search(text)
         if not m:
             return None
         before = [r for r in roads if m.start() - 200 <= r.at <= m.start()]
@@ -419,6 +434,10 @@ class OfflineCrashExtractor:
             if m.group("ways") and _TURN_LANE_AFTER.match(text, m.end()):
                 continue  # "a center two-way left turn lane" names a lane, not a two-way road
             noun = _ROAD_NOUN.search(text, m.end(), m.end() + 80)
+            if noun is None:
+                # "The street at this location carries one-way southbound traffic": the count is the road's before it.
+                start = max(0, text.rfind(".", 0, m.start()) + 1, m.start() - 80)
+                noun = next(reversed(list(_ROAD_NOUN.finditer(text, start, m.start()))), None)
             key = noun.start() if noun else m.start()
             road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
             if m.group("lanes"):
@@ -656,6 +675,7 @@ class OfflineCrashExtractor:
         for w, p in self._weather:
             if any(
                 not _NEGATED.search(env_text, max(0, m.start() - 16), m.start())
+                and not _PLUPERFECT.search(env_text, max(0, m.start() - 5), m.start())
                 and not _ENDED.match(env_text, m.end())
                 and not _AFTERWARDS.match(env_text[m.end() : m.end() + 160])
                 for m in p.finditer(env_text)
