@@ -734,7 +734,7 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
 def test_weather_over_before_the_crash_and_a_sun_that_was_out(
     extractor: OfflineCrashExtractor, light: str, env: dict[str, str]
 ) -> None:
-    """Rain in the pluperfect and fog that had lifted were over before the crash; a sun that was out is a clear day."""
+    """Rain said to be earlier and fog that had lifted were over before the crash; a sun that was out is a clear day."""
     s = extract(
         extractor,
         f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "

@@ -155,8 +155,8 @@ _ENDED = re.compile(
     r"\s+(?:had\s+)?(?:ended|stopped|ceased|cleared|passed|lifted|let\s+up|tapered\s+off)\b|\s+had\s+fallen\b",
     re.IGNORECASE,
 )
-# "it had rained earlier in the evening": weather in the pluperfect was over before the crash.
-_PLUPERFECT = re.compile(r"\bhad\s+$", re.IGNORECASE)
+# "it had rained earlier in the evening": weather said to be earlier was over before the crash.
+_EARLIER = re.compile(r"\s+(?:earlier|previously|before\s+the\s+(?:crash|collision))\b", re.IGNORECASE)
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
@@ -675,7 +675,7 @@ class OfflineCrashExtractor:
         for w, p in self._weather:
             if any(
                 not _NEGATED.search(env_text, max(0, m.start() - 16), m.start())
-                and not _PLUPERFECT.search(env_text, max(0, m.start() - 5), m.start())
+                and not _EARLIER.match(env_text, m.end())
                 and not _ENDED.match(env_text, m.end())
                 and not _AFTERWARDS.match(env_text[m.end() : m.end() + 160])
                 for m in p.finditer(env_text)
