@@ -937,3 +937,16 @@ def test_a_cross_street_is_no_crossing_and_a_named_crosswalk_keeps_its_place(
         "california",
     )
     assert mr is not None and mr.road_type == "crosswalk", mr
+
+
+def test_a_streetcar_runs_in_the_street_and_a_four_way_stop_has_stop_signs(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A streetcar or light rail vehicle implies no railroad crossing (a train still does); a four-way stop is a
+    junction with STOP signs."""
+    mr = best(parser, validator, "Do not overtake a streetcar on its left side while it is moving.", "california")
+    assert mr is not None and "rail vehicle" in mr.manipulation and mr.road_type == "any roads", mr
+    mr = best(parser, validator, "Slow down and look both ways for a train before the tracks.", "california")
+    assert mr is not None and mr.road_type == "railroad crossings", mr
+    mr = best(parser, validator, "At an all-way stop, the driver who arrived first goes first.", "california")
+    assert mr is not None and mr.road_type == "intersection" and "stop sign" in mr.manipulation, mr

@@ -570,7 +570,12 @@ class OntologyGroundedParser:
         ]
         if named:
             return model.any_roads, named[0].surface
-        if manipulation is not None and manipulation.normalised in model.implied_roads:
+        # A streetcar or light rail vehicle runs in the street: it implies no railroad crossing.
+        street_rail = manipulation is not None and any(
+            m.term == manipulation and (_STREET_RAIL & set(tokens(m.surface)) or "light rail" in m.surface.lower())
+            for m in analysis.manipulations
+        )
+        if manipulation is not None and manipulation.normalised in model.implied_roads and not street_rail:
             road = model.term("road_type", model.implied_roads[manipulation.normalised])
             return road, f"implied by {manipulation.text}"
         return model.any_roads, "no specific place named"
@@ -836,6 +841,7 @@ _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "pro
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
+_STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
 _NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "ramp", "ramps", "motorway", "motorways"})
 
 
