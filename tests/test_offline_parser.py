@@ -950,3 +950,13 @@ def test_a_streetcar_runs_in_the_street_and_a_four_way_stop_has_stop_signs(
     assert mr is not None and mr.road_type == "railroad crossings", mr
     mr = best(parser, validator, "At an all-way stop, the driver who arrived first goes first.", "california")
     assert mr is not None and mr.road_type == "intersection" and "stop sign" in mr.manipulation, mr
+
+
+def test_vehicles_lined_up_behind_you_and_a_patrol_car(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "behind you" is the vehicle behind; a patrol car is an emergency vehicle (US handbook wording)."""
+    mr = best(parser, validator, "Pull into a turnout if several cars are lined up behind you.", "california")
+    assert mr is not None and "vehicle behind" in mr.manipulation, mr
+    mr = best(parser, validator, "Do not try to pass a patrol car that is weaving across the lanes.", "california")
+    assert mr is not None and "emergency vehicle" in mr.manipulation, mr
