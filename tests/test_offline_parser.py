@@ -960,3 +960,12 @@ def test_vehicles_lined_up_behind_you_and_a_patrol_car(
     assert mr is not None and "vehicle behind" in mr.manipulation, mr
     mr = best(parser, validator, "Do not try to pass a patrol car that is weaving across the lanes.", "california")
     assert mr is not None and "emergency vehicle" in mr.manipulation, mr
+
+
+def test_a_headings_bare_plural_is_the_kind_the_body_names(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Big Trucks" over a body about "a turning truck" is the turning vehicle, not any motor vehicle."""
+    text = "Big Trucks\nTrucks swing wide before a right turn. Never pull up beside a turning truck on its right."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "turning vehicle" in mr.manipulation, mr

@@ -298,8 +298,22 @@ class OntologyGroundedParser:
                 and o.term.tokens[-1] == word
                 and o.term.normalised != m.term.normalised
             ]
+            # A heading's bare plural ("Large Trucks") is the kind of it the body names ("a turning truck").
+            later = [
+                o
+                for o in mentions
+                if word is not None
+                and toks[m.start].sentence == 0
+                and o.start >= m.end
+                and o.end - o.start > 1
+                and toks[o.end - 1].word == word
+                and o.term.normalised != m.term.normalised
+            ]
             if earlier:
                 o = earlier[-1]
+                m = Mention(o.term, m.start, m.end, m.gap, o.via, m.surface, m.score, m.ruled_out, m.aside)
+            elif later:
+                o = later[0]
                 m = Mention(o.term, m.start, m.end, m.gap, o.via, m.surface, m.score, m.ruled_out, m.aside)
             out.append(m)
         return out
