@@ -969,3 +969,20 @@ def test_a_headings_bare_plural_is_the_kind_the_body_names(
     text = "Big Trucks\nTrucks swing wide before a right turn. Never pull up beside a turning truck on its right."
     mr = best(parser, validator, text, "california")
     assert mr is not None and "turning vehicle" in mr.manipulation, mr
+
+
+def test_a_place_used_only_if_another_is_missing_and_a_signal_gone_completely_dark(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "or before the crosswalk if there is no line" is a fallback, not the rule's place; a signal that may "go
+    completely dark" is out of order, not low light."""
+    mr = best(
+        parser,
+        validator,
+        "A red light that flashes means stop at the limit line, or before the crosswalk if there is no line, then go "
+        "when it is safe.",
+        "california",
+    )
+    assert mr is not None and mr.road_type == "intersection", mr
+    a = parser.analyse(rule("In a power cut the traffic signal may go completely dark.", "california"))
+    assert not any("lighting" in m.term.normalised for m in a.manipulations), a.manipulations

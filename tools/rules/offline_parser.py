@@ -529,6 +529,7 @@ class OntologyGroundedParser:
             and not m.ruled_out
             and m.term.normalised not in absent_terms
             and analysis.tokens[m.start].sentence not in absent_sentences
+            and not _fallback_place(m, analysis.tokens)
         ]
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
@@ -764,7 +765,11 @@ def _dark_signals(toks: list[Token]) -> frozenset[int]:
     the signal is out of order, which is no low light. The signal noun is the subject of the clause's copula."""
     out: set[int] = set()
     for i, t in enumerate(toks):
-        if t.word != "dark" or i == 0 or toks[i - 1].word not in _COPULAS:
+        if t.word != "dark" or i == 0:
+            continue
+        # "may go completely dark": one adverb may stand between.
+        verb = i - 2 if i > 1 and toks[i - 1].word.endswith("ly") else i - 1
+        if toks[verb].word not in _COPULAS:
             continue
         subject = [u.word for u in toks[max(0, i - 9) : i - 1] if u.clause == t.clause]
         if _SIGNAL_NOUNS & set(subject):
@@ -827,6 +832,13 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
         return True
     near = [t.word for t in toks[max(0, m.start - 3) : m.end + 3] if t.clause == clause]
     return any(w in {"or", "and"} for w in near) and any(w in _ANYWHERE_MANOEUVRES for w in near)
+
+
+def _fallback_place(m: Mention, toks: list[Token]) -> bool:
+    """ "or before the crosswalk if there is no line": a place used only when something else is missing."""
+    sentence = toks[m.start].sentence
+    after = [t.word for t in toks[m.end : m.end + 6] if t.sentence == sentence]
+    return any(_find(after, (w, "there", "is", "no")) >= 0 for w in ("if", "when", "where"))
 
 
 def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
