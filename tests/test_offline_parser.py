@@ -986,3 +986,19 @@ def test_a_place_used_only_if_another_is_missing_and_a_signal_gone_completely_da
     assert mr is not None and mr.road_type == "intersection", mr
     a = parser.analyse(rule("In a power cut the traffic signal may go completely dark.", "california"))
     assert not any("lighting" in m.term.normalised for m in a.manipulations), a.manipulations
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do not drive onto the railroad tracks until there is room on the other side for your car.",
+        "Wait off the railroad tracks while traffic ahead is not moving.",
+    ],
+)
+def test_traffic_ahead_and_room_on_the_far_side_are_a_queue(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """ "traffic ahead" is many vehicles (heavy traffic), not the one in front; waiting for room on the far side is
+    waiting for the queue beyond the tracks."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "heavy traffic" in mr.manipulation and mr.road_type == "railroad crossings", mr
