@@ -1002,3 +1002,9 @@ def test_traffic_ahead_and_room_on_the_far_side_are_a_queue(
     waiting for the queue beyond the tracks."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and "heavy traffic" in mr.manipulation and mr.road_type == "railroad crossings", mr
+
+
+def test_turning_on_red_names_the_red_light(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """ "turn right on red" speaks of the signal: the colour alone is its red light."""
+    mr = best(parser, validator, "After a full stop you may turn right on red unless a sign forbids it.", "california")
+    assert mr is not None and "red light" in mr.manipulation and mr.road_type == "intersection", mr
