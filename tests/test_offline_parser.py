@@ -1008,3 +1008,16 @@ def test_turning_on_red_names_the_red_light(parser: OntologyGroundedParser, vali
     """ "turn right on red" speaks of the signal: the colour alone is its red light."""
     mr = best(parser, validator, "After a full stop you may turn right on red unless a sign forbids it.", "california")
     assert mr is not None and "red light" in mr.manipulation and mr.road_type == "intersection", mr
+
+
+def test_a_speed_stated_as_a_figure_is_slowing_down(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A limit in mph outweighs a no-passing aside in the same rule: the rule asks the ego to slow to it."""
+    mr = best(
+        parser,
+        validator,
+        "Near a school with children outside, drive no faster than 25 mph and do not pass other vehicles.",
+        "california",
+    )
+    assert mr is not None and mr.expected_behavior == "slow down", mr
