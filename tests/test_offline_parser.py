@@ -1021,3 +1021,10 @@ def test_a_speed_stated_as_a_figure_is_slowing_down(
         "california",
     )
     assert mr is not None and mr.expected_behavior == "slow down", mr
+
+
+def test_a_lane_reserved_for_others_keeps_the_ego_in_its_own(parser: OntologyGroundedParser) -> None:
+    """ "reserved for" restricts a lane: the behaviour cue is keep current."""
+    a = parser.analyse(rule("The diamond lane is reserved for carpools with two or more people.", "california"))
+    scores = a.behavior_scores
+    assert scores.get("keep current", 0.0) > scores.get("slow down", 0.0), scores
