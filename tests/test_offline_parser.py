@@ -1028,3 +1028,9 @@ def test_a_lane_reserved_for_others_keeps_the_ego_in_its_own(parser: OntologyGro
     a = parser.analyse(rule("The diamond lane is reserved for carpools with two or more people.", "california"))
     scores = a.behavior_scores
     assert scores.get("keep current", 0.0) > scores.get("slow down", 0.0), scores
+
+
+def test_to_slow_traffic_is_a_verb(parser: OntologyGroundedParser) -> None:
+    """ "weaves across the lanes to slow traffic" names no slow (heavy) traffic."""
+    a = parser.analyse(rule("The officer weaves across the lanes to slow traffic behind the crash.", "california"))
+    assert not any(m.term.normalised == "heavy traffic" for m in a.manipulations), a.manipulations
