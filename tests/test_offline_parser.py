@@ -1034,3 +1034,13 @@ def test_to_slow_traffic_is_a_verb(parser: OntologyGroundedParser) -> None:
     """ "weaves across the lanes to slow traffic" names no slow (heavy) traffic."""
     a = parser.analyse(rule("The officer weaves across the lanes to slow traffic behind the crash.", "california"))
     assert not any(m.term.normalised == "heavy traffic" for m in a.manipulations), a.manipulations
+
+
+def test_a_pedestrian_signal_is_no_kind_of_pedestrian(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A region term refines a core one only when it ends in the same head: "Flashing Red Light" is a red light made
+    specific, a "pedestrian signal" is a signal, so the pedestrians the rule protects come first."""
+    text = "Pedestrian Signals\nA pedestrian signal shows WALK or DON'T WALK. Let pedestrians finish crossing first."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation.lower() in {"a pedestrian", "pedestrians"}, mr

@@ -99,12 +99,14 @@ class _RegionModel:
             wider = [c for c in core_manips if c.category == term.category and set(term.tokens) <= set(c.tokens)]
             if wider:
                 self.core_of[term.normalised] = min(wider, key=lambda c: len(c.tokens)).normalised
-        # A region term that holds a core term's words and more ("Flashing Red Light" over "red light") is that core
-        # term made specific: it ranks with the core terms, not after them.
+        # A region term that holds a core term's words and more, and ends in the same head ("Flashing Red Light" over
+        # "red light"), is that core term made specific: it ranks with the core terms, not after them. (A
+        # "pedestrian signal" is a signal, no kind of pedestrian.)
         self.refines_core = {
             term.normalised
             for term in vocabulary.manipulations
-            if not term.is_core and any(set(c.tokens) < set(term.tokens) for c in core_manips)
+            if not term.is_core
+            and any(set(c.tokens) < set(term.tokens) and c.tokens[-1] == term.tokens[-1] for c in core_manips)
         }
         for term in vocabulary.manipulations:
             core = self.core_of.get(term.normalised)  # a mapped region term counts as an alias of the core one
