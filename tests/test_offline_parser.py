@@ -1044,3 +1044,10 @@ def test_a_pedestrian_signal_is_no_kind_of_pedestrian(
     text = "Pedestrian Signals\nA pedestrian signal shows WALK or DON'T WALK. Let pedestrians finish crossing first."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation.lower() in {"a pedestrian", "pedestrians"}, mr
+
+
+def test_a_bare_head_is_not_resolved_to_a_gapped_match(parser: OntologyGroundedParser) -> None:
+    """A bare "truck" is not resolved to a later gapped match ("turning [tow] truck"), only to a whole phrase."""
+    a = parser.analyse(rule("Give a truck room. A turning tow truck swings wide.", "california"))
+    bare = [m for m in a.manipulations if m.surface.lower() == "truck"]
+    assert bare and all(m.term.normalised != "turning vehicle" for m in bare), a.manipulations

@@ -307,6 +307,7 @@ class OntologyGroundedParser:
                 if word is not None
                 and toks[m.start].sentence == 0
                 and o.start >= m.end
+                and o.gap == 0
                 and o.end - o.start > 1
                 and toks[o.end - 1].word == word
                 and o.term.normalised != m.term.normalised
