@@ -784,8 +784,8 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
     """A thing said not to be there: "if there is no limit line", "no STOP or YIELD signs", "even if they are not in a
     crosswalk" (within the mention's clause)."""
     clause = toks[m.start].clause
-    opener = next(t for t in toks if t.clause == clause)
-    if opener.word == "without" and (opener is toks[0] or toks[toks.index(opener) - 1].sentence != opener.sentence):
+    first = next(i for i, t in enumerate(toks) if t.clause == clause)
+    if toks[first].word == "without" and (first == 0 or toks[first - 1].sentence != toks[first].sentence):
         return True  # "Without a limit line, stop before the crosswalk": a fronted condition of absence
     before = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.clause == clause]
     if before[-1:] == ["no"]:
