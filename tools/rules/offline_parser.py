@@ -290,12 +290,14 @@ class OntologyGroundedParser:
         buses" is the school bus, "the vehicle" after "an emergency vehicle" the emergency vehicle."""
         out: list[Mention] = []
         for m in mentions:
-            word = toks[m.end - 1].word if m.end - m.start == 1 else None
+            if m.end - m.start != 1:
+                out.append(m)
+                continue
+            word = toks[m.start].word
             earlier = [
                 o
                 for o in mentions
-                if word is not None
-                and o.end <= m.start
+                if o.end <= m.start
                 and len(o.term.tokens) > 1
                 and o.term.tokens[-1] == word
                 and o.term.normalised != m.term.normalised
@@ -304,19 +306,15 @@ class OntologyGroundedParser:
             later = [
                 o
                 for o in mentions
-                if word is not None
-                and toks[m.start].sentence == 0
+                if toks[m.start].sentence == 0
                 and o.start >= m.end
                 and o.gap == 0
                 and o.end - o.start > 1
                 and toks[o.end - 1].word == word
                 and o.term.normalised != m.term.normalised
             ]
-            if earlier:
-                o = earlier[-1]
-                m = Mention(o.term, m.start, m.end, m.gap, o.via, m.surface, m.score, m.ruled_out, m.aside)
-            elif later:
-                o = later[0]
+            o = earlier[-1] if earlier else later[0] if later else None
+            if o is not None:
                 m = Mention(o.term, m.start, m.end, m.gap, o.via, m.surface, m.score, m.ruled_out, m.aside)
             out.append(m)
         return out
@@ -490,9 +488,11 @@ class OntologyGroundedParser:
             for m in ranked
             if (m.term.is_core or m.term.normalised in model.refines_core) and not (m.ruled_out or m.aside)
         ]
-        generic_core = max((m.score for m in own_core), default=None)
-        if not own_core or not all(set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS for m in own_core):
-            generic_core = None
+        generic_core = (
+            max(m.score for m in own_core)
+            if own_core and all(set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS for m in own_core)
+            else None
+        )
 
         def demoted(m: Mention) -> bool:
             if m.term.is_core or m.term.normalised in model.refines_core:
@@ -547,7 +547,7 @@ class OntologyGroundedParser:
         if manipulation is not None and (
             manipulation.normalised in model.animals or _MOTOR_WORDS & set(manipulation.tokens)
         ):
-            specific = [m for m in specific if not {"cross", "crossing"} & set(tokens(m.surface))]
+            specific = [m for m in specific if not _names_crossing(m)]
         # A signal on a road without junctions ("Ramp meters are signal lights on freeway on-ramps. Stop at the red
         # light") stands at no intersection.
         if any(
@@ -567,11 +567,9 @@ class OntologyGroundedParser:
                 specific = []
         # A crossing that only a verb implies ("while children are crossing the street") gives way to the school
         # area the rule names ("within 500 feet of a school"): the children cross there.
-        verbal = [m for m in specific if {"cross", "crossing"} & set(tokens(m.surface)) and m.gap == 0]
+        verbal = [m for m in specific if _names_crossing(m) and m.gap == 0]
         schools = [m for m in specific if m.term.normalised == "school area" and m not in verbal]
-        named_crossing = any(
-            m.term.normalised == "crosswalk" and not {"cross", "crossing"} & set(tokens(m.surface)) for m in specific
-        )
+        named_crossing = any(m.term.normalised == "crosswalk" and not _names_crossing(m) for m in specific)
         if verbal and schools and not named_crossing:
             specific = schools
         if specific:
@@ -780,6 +778,17 @@ def _dark_signals(toks: list[Token]) -> frozenset[int]:
     return frozenset(out)
 
 
+def _clause_words_before(m: Mention, toks: list[Token], n: int) -> list[str]:
+    """Up to ``n`` words before a mention, within its clause."""
+    clause = toks[m.start].clause
+    return [t.word for t in toks[max(0, m.start - n) : m.start] if t.clause == clause]
+
+
+def _names_crossing(m: Mention) -> bool:
+    """A place named by crossing ("cross the road", "crossing the street") rather than by a noun."""
+    return bool({"cross", "crossing"} & set(tokens(m.surface)))
+
+
 def _absent(m: Mention, toks: list[Token]) -> bool:
     """A thing said not to be there: "if there is no limit line", "no STOP or YIELD signs", "even if they are not in a
     crosswalk" (within the mention's clause)."""
@@ -787,7 +796,7 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
     first = next(i for i, t in enumerate(toks) if t.clause == clause)
     if toks[first].word == "without" and (first == 0 or toks[first - 1].sentence != toks[first].sentence):
         return True  # "Without a limit line, stop before the crosswalk": a fronted condition of absence
-    before = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.clause == clause]
+    before = _clause_words_before(m, toks, 4)
     if before[-1:] == ["no"]:
         return True
     if before[-1:] and before[-1] in _CONJUNCTIONS and "no" in before[:-2]:
@@ -847,8 +856,7 @@ def _fallback_place(m: Mention, toks: list[Token]) -> bool:
 def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
     """ "If you are (already) in an intersection", "do not stop inside an intersection": a clause that says where
     the ego is, or where it is not to stop on its way."""
-    clause = toks[m.start].clause
-    before = [t.word for t in toks[max(0, m.start - 6) : m.start] if t.clause == clause]
+    before = _clause_words_before(m, toks, 6)
     return any(_find(before, cue) >= 0 for cue in _EGO_THERE)
 
 
@@ -860,9 +868,7 @@ def _forbidden_u_turn(m: Mention, toks: list[Token]) -> bool:
     wherever it drives, not a junction the rule is about."""
     if not any(t.word in {"u-turn", "u-turns"} for t in toks[m.start : m.end]):
         return False
-    clause = toks[m.start].clause
-    before = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.clause == clause]
-    return bool({"not", "never", "no"} & set(before))
+    return bool({"not", "never", "no"} & set(_clause_words_before(m, toks, 4)))
 
 
 _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "property"})
