@@ -93,8 +93,10 @@ _STRIKE = re.compile(
 # A road that ends at another one ("a residential street that ends at the north-south road", "where the road
 # terminated at a five-lane highway", "a road that forms the north leg of a T-intersection") meets it in a T, and
 # is its branch. Ramps end in merges, not here.
+# Nouns of a road that can end at another (a ramp ends in a merge instead).
+_STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector"
 _ROAD_ENDS = re.compile(
-    r"\b(?:road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector)s?(?:,?\s+(?:that|which))?\s+"
+    rf"\b(?:{_STREET_NOUNS})s?(?:,?\s+(?:that|which))?\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
@@ -123,10 +125,18 @@ _ELSEWHERE = re.compile(r"\s*(?:located\s+)?(?:approximately\s+|about\s+)?\d+\s*
 _NEXT = re.compile(r"\b(?:next|upcoming|following)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
 _ROAD_NOUN = re.compile(
-    r"\b(?:entrance ramp|on-ramp|exit ramp|ramp|road|roadway|highway|freeway|street|interstate|route|avenue|"
-    r"boulevard|expressway|parkway|turnpike|arterial|thoroughfare|drive|collector|connector)s?\b",
+    rf"\b(?:entrance ramp|on-ramp|exit ramp|ramp|{_STREET_NOUNS}|freeway|interstate|expressway|turnpike|arterial|"
+    r"thoroughfare)s?\b",
     re.IGNORECASE,
 )
+
+
+def _road_noun_before(text: str, start: int, end: int) -> re.Match[str] | None:
+    """The last road noun in ``text[start:end]`` (``start`` clamped at 0), or None."""
+    nouns = list(_ROAD_NOUN.finditer(text, max(0, start), end))
+    return nouns[-1] if nouns else None
+
+
 # A lane width between the count and the noun: "two 3.6 m travel lanes", "three 12-foot lanes".
 _WIDTH = r"(?:\d+(?:\.\d+)?[\s-]?(?:m|metres?|meters?|ft|foot|feet)(?:[\s-]+wide)?\s+)?"
 # "three lanes in each direction", "two travel lanes each way": half the road's lanes.
@@ -436,8 +446,7 @@ class OfflineCrashExtractor:
             noun = _ROAD_NOUN.search(text, m.end(), m.end() + 80)
             if noun is None:
                 # "The street at this location carries one-way southbound traffic": the count is the road's before it.
-                start = max(0, text.rfind(".", 0, m.start()) + 1, m.start() - 80)
-                noun = next(reversed(list(_ROAD_NOUN.finditer(text, start, m.start()))), None)
+                noun = _road_noun_before(text, max(text.rfind(".", 0, m.start()) + 1, m.start() - 80), m.start())
             key = noun.start() if noun else m.start()
             road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
             if m.group("lanes"):
@@ -461,20 +470,18 @@ class OfflineCrashExtractor:
                 total = 2 * counts[0] if len(counts) == 1 else sum(counts)
                 if _CENTRE_TURN.search(text[m.end() : m.end() + 60].split(".")[0]):
                     total += 1  # "two through lanes in each direction and a continuous two-way center left-turn lane"
-                nouns = list(_ROAD_NOUN.finditer(text, max(0, m.start() - 80), m.start()))
-                key = nouns[-1].start() if nouns else m.start()
+                before = _road_noun_before(text, m.start() - 80, m.start())
+                key = before.start() if before else m.start()
                 road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
                 road["lanes"] = road["lanes"] or total
                 road["ways"] = road["ways"] or 2
         # "each direction has a left-turn lane and two through lanes, giving six lanes in all": the total wins.
         for m in _LANES_IN_ALL.finditer(text):
             n = self._count(m.group("n") or m.group("m"))
-            nouns = list(_ROAD_NOUN.finditer(text, max(0, m.start() - 200), m.start()))
-            if n is None or n > 12 or not nouns:
+            before = _road_noun_before(text, m.start() - 200, m.start())
+            if n is None or n > 12 or before is None:
                 continue
-            road = found.setdefault(
-                nouns[-1].start(), {"lanes": None, "ways": None, "ramp": "ramp" in nouns[-1].group(0)}
-            )
+            road = found.setdefault(before.start(), {"lanes": None, "ways": None, "ramp": "ramp" in before.group(0)})
             road["lanes"] = n
         # "a one-way street with three travel lanes", "the left of three eastbound lanes of a divided highway": lanes
         # counted without a hyphenated count belong to the road noun before them (else the one just after); lanes
@@ -483,8 +490,7 @@ class OfflineCrashExtractor:
             n = self._count(m.group("n"))
             if n is None or n > 8:
                 continue
-            nouns = list(_ROAD_NOUN.finditer(text, max(0, m.start() - 80), m.start()))
-            noun = nouns[-1] if nouns else _ROAD_NOUN.search(text, m.end(), m.end() + 40)
+            noun = _road_noun_before(text, m.start() - 80, m.start()) or _ROAD_NOUN.search(text, m.end(), m.end() + 40)
             key = noun.start() if noun else m.start()
             road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
             if road["lanes"] is None:
