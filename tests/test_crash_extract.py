@@ -616,36 +616,23 @@ def test_a_ramp_onto_the_road_is_a_merge_without_the_word(extractor: OfflineCras
          {"Time": "Nighttime", "Weather": "Cloudy"}),
         ("It was daylight and overcast; snow began falling about fifteen minutes after the crash.",
          {"Time": "Daytime", "Weather": "Cloudy"}),
-    ],
-)  # fmt: skip
-def test_light_and_weather_only_implied_or_outside_the_crash(
-    extractor: OfflineCrashExtractor, light: str, env: dict[str, str]
-) -> None:
-    """Sunset, sunrise, streetlights and a low sun imply the light; a cloudless sky is clear; weather that had
-    passed, had fallen the day before, or began after the crash is not the crash's."""
-    s = extract(
-        extractor,
-        f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
-        "struck a tree.",
-    )
-    assert s.to_safe()["Env"] == env
-
-
-@pytest.mark.parametrize(
-    ("light", "env"),
-    [
         ("It was mid-afternoon and the driver had the wipers running.", {"Time": "Daytime", "Weather": "Rainy"}),
         ("The sun had not yet risen and there was no roadway lighting.", {"Time": "Nighttime", "Weather": "Not mentioned"}),
         ("The day was bright and clear.", {"Time": "Daytime", "Weather": "Sunny"}),
         ("At about 10 a.m. on a clear, dry day the traffic was light.", {"Time": "Daytime", "Weather": "Sunny"}),
         ("The concrete was clear of debris and dry.", {"Time": "Not mentioned", "Weather": "Not mentioned"}),
+        ("It was night and overcast; it had rained earlier in the evening but the rain had stopped.",
+         {"Time": "Nighttime", "Weather": "Cloudy"}),
+        ("The morning fog had lifted and the sun was out.", {"Time": "Daytime", "Weather": "Sunny"}),
     ],
 )  # fmt: skip
-def test_light_and_weather_from_the_clock_the_wipers_and_a_bright_or_clear_dry_day(
+def test_light_and_weather_only_implied_or_outside_the_crash(
     extractor: OfflineCrashExtractor, light: str, env: dict[str, str]
 ) -> None:
-    """A hyphenated part of the day is the day; wipers running say rain; a sun not yet risen is night; a bright
-    day, or a clear, dry one, is sunny; 'clear of debris' says nothing of the sky."""
+    """Sunset, sunrise, streetlights, a low sun, a hyphenated part of the day ("mid-afternoon"), a sun not yet risen
+    or one that was out imply the light; a cloudless, bright or clear, dry day is clear and wipers running say rain
+    ('clear of debris' says nothing of the sky); weather that had passed, lifted, was earlier, had fallen the day
+    before, or began after the crash is not the crash's."""
     s = extract(
         extractor,
         f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
@@ -721,23 +708,3 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
     net = s.to_safe()["Road network"]
     assert s.road_network.road_type == "T-intersection"
     assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (5, 2)
-
-
-@pytest.mark.parametrize(
-    ("light", "env"),
-    [
-        ("It was night and overcast; it had rained earlier in the evening but the rain had stopped.",
-         {"Time": "Nighttime", "Weather": "Cloudy"}),
-        ("The morning fog had lifted and the sun was out.", {"Time": "Daytime", "Weather": "Sunny"}),
-    ],
-)  # fmt: skip
-def test_weather_over_before_the_crash_and_a_sun_that_was_out(
-    extractor: OfflineCrashExtractor, light: str, env: dict[str, str]
-) -> None:
-    """Rain said to be earlier and fog that had lifted were over before the crash; a sun that was out is a clear day."""
-    s = extract(
-        extractor,
-        f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
-        "struck a tree.",
-    )
-    assert s.to_safe()["Env"] == env
