@@ -504,14 +504,12 @@ class OntologyGroundedParser:
         ranked.sort(key=lambda m: (m.ruled_out, m.aside, demoted(m)))
         if ranked:
             return ranked
-        words = [t.word for t in analysis.tokens]
         implied: list[Mention] = []
         for match in model.implied_matcher.find(analysis.tokens):
             term = model.term("manipulation", match.pattern.target)
             if all(i.term != term for i in implied):
                 surface = " ".join(t.raw for t in analysis.tokens[match.start : match.end])
                 implied.append(Mention(term, match.start, match.end, 0, "implied", surface, 0.0))
-        del words
         return implied
 
     @staticmethod
@@ -535,7 +533,8 @@ class OntologyGroundedParser:
             and not _fallback_place(m, analysis.tokens)
         ]
 
-    def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
+    def _own_places(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> list[Mention]:
+        """The places of :meth:`places` that are the place of an MR about ``manipulation``."""
         specific = self.places(model, analysis)
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
@@ -572,6 +571,10 @@ class OntologyGroundedParser:
         named_crossing = any(m.term.normalised == "crosswalk" and not _names_crossing(m) for m in specific)
         if verbal and schools and not named_crossing:
             specific = schools
+        return specific
+
+    def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
+        specific = self._own_places(model, analysis, manipulation)
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
