@@ -1051,3 +1051,70 @@ def test_a_bare_head_is_not_resolved_to_a_gapped_match(parser: OntologyGroundedP
     a = parser.analyse(rule("Give a truck room. A turning tow truck swings wide.", "california"))
     bare = [m for m in a.manipulations if m.surface.lower() == "truck"]
     assert bare and all(m.term.normalised != "turning vehicle" for m in bare), a.manipulations
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "canonical"),
+    [
+        # Wordings of a vehicle's own flashing lights, in any order; the colour is the rule's own word.
+        ("When a school bus is flashing its red lights, stop until the lights are off.", "red", "flashing red light"),
+        ("If a school bus has stopped and its red lights are flashing, you must stop.", "red", "flashing red light"),
+        ("Some school buses flash yellow lights before they stop. Slow down.", "yellow", "flashing yellow light"),
+        ("Slow down for a tow truck on the shoulder with amber lights flashing.", "amber", "tow truck"),
+    ],
+)
+def test_a_vehicle_flashing_its_lights_is_written_with_them(
+    parser: OntologyGroundedParser,
+    validator: OfflineValidator,
+    ontology: Ontology,
+    text: str,
+    phrase: str,
+    canonical: str,
+) -> None:
+    """The MR keeps the vehicle and its lights as the rule says them ("a school bus with flashing red lights"), as
+    the development references do; scoring then reads the longest ontology term in that phrase."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and f"with flashing {phrase} lights" in mr.manipulation
+    assert ontology.vocabulary("california").canonical("manipulation", mr.manipulation) == canonical
+
+
+def test_a_flashing_traffic_signal_is_not_a_vehicles_light(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    mr = best(parser, validator, "A flashing red signal light means stop. Then go when it is safe.", "california")
+    assert mr is not None and mr.manipulation == "a flashing red light"
+
+
+def test_do_not_enter_is_the_core_red_and_white_regulatory_sign(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """AutoMT's later MR prompt lists a no entry sign where the core list has the red and white regulatory sign
+    (the ontology's note); a prohibited way is kept out of, so the ego keeps its current way."""
+    mr = best(parser, validator, "Never drive past a DO NOT ENTER sign.", "california")
+    assert mr is not None
+    assert (mr.manipulation, mr.expected_behavior) == ("a red and white regulatory sign", "keep current")
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        ('Sign 205 ("Give way"): grant the right of way.', "yield sign"),
+        (
+            'Anyone approaching an intersection on a road on which Sign 206 ("Stop. Give way.") is placed must stop at '
+            "the stop line or, where there is none, at the edge of the crossing roadway.",
+            "stop sign",
+        ),
+        ("Motor vehicles must not pass beyond Sign 251.", "prohibition for motor vehicles sign"),
+    ],
+)
+def test_german_signs_named_by_their_stvo_number(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    mr = best(parser, validator, text, "germany")
+    assert mr is not None and term in mr.manipulation
+
+
+def test_do_not_enter_as_a_verb_is_no_sign(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    text = "At a roundabout, do not enter until the bicyclist already riding around it has gone past."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "bicyclist" in mr.manipulation and mr.expected_behavior == "slow down"

@@ -281,7 +281,23 @@ class OntologyGroundedParser:
             mention.score = self._score(model, mention, toks)
         for mention in roads:
             mention.score = self._score(model, mention, toks)
+        # A vehicle's own flashing lights ("a tow truck with amber lights flashing") describe it: they are no rival.
+        for mention in manip:
+            if _own_light_of(mention, manip, toks) is not None:
+                mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
+        # A sign that forbids entry ("a DO NOT ENTER sign", "DO NOT ENTER means ...") asks the ego to keep to its way;
+        # the bare verb ("do not enter the intersection until ...") is no sign.
+        no_entry = [
+            m
+            for m in manip
+            if "sign" in m.term.tokens
+            and {"enter", "entry"} & set(tokens(m.surface))
+            and ("sign" in tokens(m.surface) or m.surface.isupper())
+        ]
+        if any(not m.ruled_out for m in no_entry):
+            behaviors["keep current"] = behaviors.get("keep current", 0.0) + 1.0
+            evidence.setdefault("keep current", []).append(no_entry[0].surface)
         return RuleAnalysis(rule, toks, manip, roads, behaviors, evidence)
 
     @staticmethod
@@ -634,6 +650,28 @@ class OntologyGroundedParser:
         article = "an" if text[0].lower() in "aeiou" else "a"
         return f"{article} {text}"
 
+    def _with_own_lights(self, model: _RegionModel, analysis: RuleAnalysis, term: Term) -> str | None:
+        """A vehicle said to flash coloured lights, written with them as the rule says them ("a school bus with
+        flashing red lights", "a tow truck with flashing amber lights"), as the development references write it.
+
+        The lights are the vehicle's as :func:`_own_light_of` tells.
+        """
+        toks = analysis.tokens
+        for light in analysis.manipulations:
+            owner = _own_light_of(light, analysis.manipulations, toks)
+            colours = [t.raw.lower() for t in toks[light.start : light.end] if t.word in model.colour_words]
+            if owner is not None and owner.term == term and colours:
+                return f"{self._manipulation_phrase(term)} with flashing {colours[0]} lights"
+        return None
+
+    def light_owner(self, analysis: RuleAnalysis, phrase: str) -> Term | None:
+        """The vehicle that ``phrase`` adds with its own lights (see :meth:`_with_own_lights`), if it is such a phrase."""
+        model = self.region_model(analysis.rule.region)
+        for m in analysis.manipulations:
+            if self._with_own_lights(model, analysis, m.term) == phrase:
+                return m.term
+        return None
+
     def candidates(self, analysis: RuleAnalysis) -> list[MRCandidate]:
         """Ranked MR candidates of an analysed rule (empty when nothing in it is grounded)."""
         model = self.region_model(analysis.rule.region)
@@ -668,7 +706,7 @@ class OntologyGroundedParser:
                     mr=MRFields(
                         road_type=road.text.lower(),
                         verb=verb,
-                        manipulation=self._manipulation_phrase(term),
+                        manipulation=self._with_own_lights(model, analysis, term) or self._manipulation_phrase(term),
                         expected_behavior=behaviour,
                     ),
                     parser=self.name,
@@ -879,8 +917,26 @@ _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "pro
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
+_SIGNAL_NOUNS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
 _NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "ramp", "ramps", "motorway", "motorways"})
+
+
+def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) -> Mention | None:
+    """The vehicle whose flashing lights ``light`` is: a vehicle named before it in its sentence, when the light names
+    no traffic signal ("a school bus is flashing its red lights", "a tow truck with amber lights flashing")."""
+    if not light.term.tokens or light.term.tokens[0] != "flashing" or set(tokens(light.surface)) & _SIGNAL_NOUNS:
+        return None
+    owners = [
+        m
+        for m in mentions
+        if m.term.category == "object"
+        and _MOTOR_WORDS & set(m.term.tokens)
+        and not m.ruled_out
+        and m.start < light.start
+        and toks[m.start].sentence == toks[light.start].sentence
+    ]
+    return owners[-1] if owners else None
 
 
 def _is_vehicle_light(surface: str, colours: set[str]) -> bool:

@@ -307,7 +307,11 @@ class OfflineValidator:
         else:
             add("parts_consistent", "turning possible on road type", True, "no turn asked")
         # A road user goes where the rule itself puts it ("never turn in front of a light rail vehicle": at a
-        # junction); a sign or signal keeps its own place.
+        # junction); a sign or signal keeps its own place. A vehicle added with its own flashing lights ("a school
+        # bus with flashing red lights") is a road user, wherever the lights alone would stand.
+        owner = self.parser.light_owner(analysis, mr.manipulation)
+        if owner is not None:
+            manip_term, implied_road = owner, model.implied_roads.get(owner.normalised)
         named_here = road in specific_roads and manip_term is not None and manip_term.category == "object"
         if implied_road and road not in {implied_road, model.any_roads.normalised} and not named_here:
             add(
