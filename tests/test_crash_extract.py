@@ -708,3 +708,73 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
     net = s.to_safe()["Road network"]
     assert s.road_network.road_type == "T-intersection"
     assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (5, 2)
+
+
+@pytest.mark.parametrize(
+    ("when", "time"),
+    [
+        ("at 1730 hours on December 12", "Nighttime"),
+        ("at about 5:45 p.m. on a December evening", "Nighttime"),
+        ("on June 24 at 1930 hours", "Daytime"),
+        ("at 0630 hours on a July morning", "Daytime"),
+        ("at 0630 hours on January 9", "Nighttime"),
+        ("at 1830 hours", "Not mentioned"),
+    ],
+)
+def test_the_month_decides_the_hours_around_sunrise_and_sunset(
+    extractor: OfflineCrashExtractor, when: str, time: str
+) -> None:
+    """A clock time near dusk or dawn is read against the month's sunrise and sunset (mid-latitude United States,
+    local clock time); without a month those hours stay open."""
+    s = extract(
+        extractor,
+        f"The crash occurred {when}. Vehicle one (V1), a 2004 Toyota Camry, was traveling north on a two-lane, "
+        "two-way road. The front of V1 struck a tree.",
+    )
+    assert s.env.time == time
+
+
+@pytest.mark.parametrize(
+    ("light", "time"),
+    [("The streetlights were on and the pavement was dry.", "Nighttime"), ("The sun had not yet set.", "Daytime")],
+)
+def test_streetlights_on_and_a_sun_not_yet_set(extractor: OfflineCrashExtractor, light: str, time: str) -> None:
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
+        "struck a tree.",
+    )
+    assert s.env.time == time
+
+
+@pytest.mark.parametrize(
+    "junction",
+    [
+        "A two-lane, one-way exit ramp from the interstate terminates at the road, controlled by a stop sign.",
+        "It is normally a four-leg intersection, but the eastern leg was closed and barricaded for bridge work.",
+        "A two-lane access road leaves the north side of the road; there is no roadway on the south side opposite it.",
+    ],
+)
+def test_an_exit_ramp_that_ends_a_closed_leg_and_no_road_opposite_make_a_t(
+    extractor: OfflineCrashExtractor, junction: str
+) -> None:
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2015 Kia Soul, was eastbound on a four-lane, two-way road (two lanes in each direction). "
+        f"{junction} Vehicle two (V2), a 2006 Ford Ranger, turned left in front of V1. It was daylight. The front of "
+        "V1 struck the left side of V2.",
+    )
+    assert s.road_network.road_type == "T-intersection"
+    assert s.to_safe()["Road network"]["No_lanes_main_road"] == 4
+
+
+def test_a_continuous_centre_turn_lane_named_after_the_lanes_in_each_direction(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 1997 Buick LeSabre, was southbound on an urban arterial that has two through lanes in "
+        "each direction and a continuous two-way left-turn lane in the center. It was daylight. The front of V1 struck "
+        "a pole.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 5

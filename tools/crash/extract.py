@@ -95,8 +95,10 @@ _STRIKE = re.compile(
 # is its branch. Ramps end in merges, not here.
 # Nouns of a road that can end at another (a ramp ends in a merge instead).
 _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector"
+# An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial") is a T's branch too.
 _ROAD_ENDS = re.compile(
-    rf"\b(?:{_STREET_NOUNS})s?(?:,?\s+(?:that|which))?\s+"
+    rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+from\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+)?)?)"
+    r"(?:,?\s+(?:that|which))?\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
@@ -104,10 +106,13 @@ _ROAD_ENDS = re.compile(
 # "a gravel road approaching its end at a boulevard": the road before "its end" is the branch.
 _END_AT = re.compile(r"\bits\s+end\s+at\b", re.IGNORECASE)
 # A road that meets another from one side only ("meets the highway from the east only", "joins it from the south
-# side only", "there is no west leg", "no street continues north") makes a T.
+# side only", "there is no west leg", "no street continues north", "no roadway on the south side opposite it"), or
+# a four-leg junction with one leg closed ("the eastern leg was closed and barricaded"), makes a T.
 _ONE_SIDED = re.compile(
     r"\b(?:from|on)\s+the\s+(?:north|south|east|west)\s+(?:side\s+)?only\b"
-    r"|\bno\s+(?:north|south|east|west)\s+leg\b|\bno\s+(?:street|road|roadway)\s+continues\b",
+    r"|\bno\s+(?:north|south|east|west)\s+leg\b"
+    r"|\bno\s+(?:street|road|roadway)\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
+    r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:was|is|had\s+been|has\s+been)\s+(?:closed|barricaded)\b",
     re.IGNORECASE,
 )
 # A ramp that carries traffic onto the road ("a two-lane ramp carrying traffic ... onto the northbound freeway", "a
@@ -177,9 +182,32 @@ _CLOCK = re.compile(
     re.IGNORECASE,
 )
 # Hours read as day or night when the narrative gives a clock time and no light condition; the hours around
-# sunrise and sunset, which the season decides, are left open.
+# sunrise and sunset, which the season decides, are read against the month when the narrative names one, and are
+# otherwise left open.
 _DAY_HOURS = range(7, 17)
 _NIGHT_HOURS = (*range(20, 24), *range(0, 6))
+# Approximate sunrise and sunset by month, in local clock time (daylight saving time from March to October), for
+# the middle latitudes of the United States (about 40 degrees north), in minutes after midnight: almanac values
+# rounded to a quarter hour, not fitted to any narrative.
+_SUN_BY_MONTH = {
+    1: (7 * 60 + 15, 17 * 60),
+    2: (7 * 60, 17 * 60 + 30),
+    3: (7 * 60, 19 * 60),
+    4: (6 * 60 + 30, 19 * 60 + 30),
+    5: (5 * 60 + 45, 20 * 60 + 15),
+    6: (5 * 60 + 30, 20 * 60 + 30),
+    7: (5 * 60 + 45, 20 * 60 + 30),
+    8: (6 * 60 + 15, 20 * 60),
+    9: (6 * 60 + 45, 19 * 60 + 15),
+    10: (7 * 60 + 15, 18 * 60 + 30),
+    11: (6 * 60 + 45, 16 * 60 + 45),
+    12: (7 * 60 + 15, 16 * 60 + 45),
+}
+_MONTHS = "january february march april may june july august september october november december".split()
+_MONTH = re.compile(
+    r"\b(?P<month>" + "|".join(_MONTHS[:4] + _MONTHS[5:]) + r")\b|\bmay\s+\d{1,2}\b|\b(?P<season>winter|summer)\b",
+    re.IGNORECASE,
+)
 _LANE_POS = re.compile(
     r"\b(right|left|inside|outside|middle|center|centre|curb|median)[\s-]+(?:\w+bound\s+)?(?:travel\s+)?(?:turn\s+|left-turn\s+)?lane",
     re.IGNORECASE,
@@ -195,7 +223,11 @@ _LANES_COUNTED = re.compile(
     r"(?!\s+(?:in\s+each|each\s+way|in\s+both|and\s+\w+\s+(?:north|south|east|west)bound))",
     re.IGNORECASE,
 )
-_CENTRE_TURN = re.compile(r"\bcent(?:er|re)[\s-]+(?:two-way[\s-]+)?(?:left[\s-]+)?turn(?:\s+lane)?\b", re.IGNORECASE)
+# A two-way left-turn lane is a centre lane, however the narrative places it.
+_CENTRE_TURN = re.compile(
+    r"\bcent(?:er|re)[\s-]+(?:two-way[\s-]+)?(?:left[\s-]+)?turn(?:\s+lane)?\b|\btwo-way[\s-]+left[\s-]+turn[\s-]+lane\b",
+    re.IGNORECASE,
+)
 
 
 class _Road(NamedTuple):
@@ -427,7 +459,7 @@ class OfflineCrashExtractor:
     def _ending_road(text: str, roads: list[_Road]) -> _Road | None:
         """The described road that ends at another one: the nearest before the first "... ends at" (in its sentence)."""
         m = _ROAD_ENDS.search(text) or _END_AT.search(text)
-        if not m:
+        if not m or _EXIT_RAMP.search(m.group(0)):  # an exit ramp that ends is the branch the caller adds
             return None
         before = [r for r in roads if m.start() - 200 <= r.at <= m.start()]
         return before[-1] if before else None
@@ -701,11 +733,21 @@ class OfflineCrashExtractor:
         if not m:
             return None
         if m.group("hhmm"):
-            hour = int(m.group("hhmm"))
+            hour, minute = int(m.group("hhmm")), int(m.group("mm"))
         else:
             hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "p" else 0)
+            minute = int(m.group("m") or 0)
         time = "Daytime" if hour in _DAY_HOURS else "Nighttime" if hour in _NIGHT_HOURS else None
-        if time:
+        month = _month(text)
+        if time is None and month is not None:
+            sunrise, sunset = _SUN_BY_MONTH[month]
+            time = "Daytime" if sunrise <= 60 * hour + minute < sunset else "Nighttime"
+            notes.append(
+                f"no light condition named; {m.group(0).strip()} in {_MONTHS[month - 1].title()} is read as "
+                f"{time.lower()} (sunrise about {sunrise // 60}:{sunrise % 60:02d}, sunset about "
+                f"{sunset // 60}:{sunset % 60:02d})"
+            )
+        elif time:
             notes.append(f"no light condition named; {m.group(0).strip()} is read as {time.lower()}")
         return time
 
@@ -736,3 +778,14 @@ class OfflineCrashExtractor:
             if rt != "Merge" and a.initial_position in {"Main road", "On-ramp"}:
                 raise ScenarioError(f"{scenario.case_id}: {a.id} at {a.initial_position} on a {rt} road")
         return Scenario.model_validate(scenario.model_dump())
+
+
+def _month(text: str) -> int | None:
+    """The month a narrative names ("on December 12", "a December evening", "May 3"), or the middle month of a named
+    season ("a winter evening": January, "summer": July)."""
+    m = _MONTH.search(text)
+    if m is None:
+        return None
+    if m.group("season"):
+        return 1 if m.group("season").lower() == "winter" else 7
+    return _MONTHS.index(m.group("month").lower()) + 1 if m.group("month") else 5
