@@ -1118,3 +1118,35 @@ def test_do_not_enter_as_a_verb_is_no_sign(parser: OntologyGroundedParser, valid
     text = "At a roundabout, do not enter until the bicyclist already riding around it has gone past."
     mr = best(parser, validator, text, "california")
     assert mr is not None and "bicyclist" in mr.manipulation and mr.expected_behavior == "slow down"
+
+
+@pytest.mark.parametrize(
+    ("text", "region", "term"),
+    [
+        (
+            "Trucks, buses, motorcycles, and passenger cars must all obey a YIELD sign: slow down and let cross "
+            "traffic go first.",
+            "california",
+            "yield sign",
+        ),
+        (
+            "Bicycles, horse-drawn vehicles and pedestrians may continue, but motorcycles, cars and other multi-track "
+            "motor vehicles must not pass beyond Sign 260 (Prohibition for Motor Vehicles).",
+            "germany",
+            "prohibition for motor vehicles sign",
+        ),
+    ],
+)
+def test_a_list_of_road_users_told_what_they_must_do_is_the_rules_addressee(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, region: str, term: str
+) -> None:
+    """Road users listed as the subject of "must" or "may" are who the rule speaks to (the ego among them), not what
+    an MR adds; a sign's name in brackets after its number is the sign."""
+    mr = best(parser, validator, text, region)
+    assert mr is not None and term in mr.manipulation
+
+
+def test_road_users_that_must_not_be_passed_are_no_addressees(parser: OntologyGroundedParser) -> None:
+    text = "Public transport buses and school buses with hazard lights on must not be overtaken."
+    a = parser.analyse(rule(text, "germany"))
+    assert any(m.term.normalised == "public transport bus" and not m.aside for m in a.manipulations)

@@ -274,6 +274,7 @@ class OntologyGroundedParser:
         roads = _drop_nested(roads, manip)
         manip, roads = _drop_modifiers(manip, roads, toks), _drop_modifiers(roads, manip, toks)
         manip = self._resolve_heads(manip, toks)
+        manip = _drop_sign_names(manip, toks, rule.text)
         # "a vehicle's emergency flashers": the owner only qualifies what follows it.
         starts = {m.start for m in manip}
         manip = [m for m in manip if not (toks[m.end - 1].raw.lower().endswith("'s") and m.end in starts)]
@@ -282,8 +283,10 @@ class OntologyGroundedParser:
         for mention in roads:
             mention.score = self._score(model, mention, toks)
         # A vehicle's own flashing lights ("a tow truck with amber lights flashing") describe it: they are no rival.
+        # Nor are road users listed as whom the rule speaks to ("Trucks, buses and cars must all obey a YIELD sign").
+        addressees = _addressees(manip, toks, rule.text)
         for mention in manip:
-            if _own_light_of(mention, manip, toks) is not None:
+            if mention in addressees or _own_light_of(mention, manip, toks) is not None:
                 mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
         # A sign that forbids entry ("a DO NOT ENTER sign", "DO NOT ENTER means ...") asks the ego to keep to its way;
@@ -476,7 +479,7 @@ class OntologyGroundedParser:
             ]
             if kinds:
                 kind = min(kinds, key=lambda m: abs(m.start - top.start))
-                ranked[0] = Mention(kind.term, top.start, top.end, top.gap, "specialised", top.surface, top.score)
+                ranked[0] = dataclasses.replace(top, term=kind.term, via="specialised")
                 ranked = [ranked[0], *(m for m in ranked[1:] if m.term != kind.term)]
         if ranked and ranked[0].term.normalised in model.specialised:
             target = model.specialised[ranked[0].term.normalised]
@@ -484,7 +487,7 @@ class OntologyGroundedParser:
                 if match.pattern.target == target:
                     top = ranked[0]
                     term = model.term("manipulation", target)
-                    ranked[0] = Mention(term, top.start, top.end, top.gap, "specialised", top.surface, top.score)
+                    ranked[0] = dataclasses.replace(top, term=term, via="specialised")
                     break
         # Core terms first: AutoMT's MR prompt offers the core list, and its MRs use a core term for 78 of the 86
         # California and 99 of the 105 German development MRs; a region term ("Animals", "Guide dog user") is
@@ -920,6 +923,48 @@ _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
 _SIGNAL_NOUNS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
 _NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "ramp", "ramps", "motorway", "motorways"})
+
+
+_LIST_GLUE = re.compile(r"^(?:[\s,]|\band\b|\bor\b|\bother\b|\ball\b|\bevery\b|\ban?\b|\bthe\b)*$", re.IGNORECASE)
+_LIST_OPENS = re.compile(r"(?:^|[.;:!?]|\bbut|,)\s*$", re.IGNORECASE)
+_MODAL_AFTER = re.compile(
+    r"^\s*(?:all\s+|also\s+)?(?:must|may|shall|should|can|cannot|need\s+to|have\s+to|are\s+required)\b"
+    r"(?!\s+(?:not\s+|never\s+)?be\b)",
+    re.IGNORECASE,
+)
+
+
+def _addressees(mentions: list[Mention], toks: list[Token], text: str) -> list[Mention]:
+    """Road users listed, two or more, as the subject of a modal verb ("Trucks, buses, motorcycles, and passenger
+    cars must all obey", "motorcycles, cars and other motor vehicles must not pass"): the rule speaks to them, the
+    ego among them. ("... must not be overtaken" makes them what the ego must not pass: they stay.)"""
+    ordered = sorted((m for m in mentions if m.term.category == "object"), key=lambda m: m.start)
+    out: list[Mention] = []
+    run: list[Mention] = []
+    for m in [*ordered, None]:
+        if m is not None and run and _LIST_GLUE.match(text[toks[run[-1].end - 1].end : toks[m.start].start]):
+            run.append(m)
+            continue
+        if len(run) >= 2:
+            opens = _LIST_OPENS.search(text[: toks[run[0].start].start])
+            if opens and _MODAL_AFTER.match(text[toks[run[-1].end - 1].end :]):
+                out += run
+        run = [m] if m is not None else []
+    return out
+
+
+def _drop_sign_names(mentions: list[Mention], toks: list[Token], text: str) -> list[Mention]:
+    """What a bracket after a sign's number holds is that sign's name ("Sign 260 (Prohibition for Motor Vehicles)"),
+    not another term."""
+    spans = []
+    for m in mentions:
+        words = [t.word for t in toks[m.start : m.end]]
+        if len(words) == 2 and words[0] == "sign" and words[1][:1].isdigit():
+            after = toks[m.end - 1].end
+            bracket = re.match(r"\s*\([^)]*\)", text[after:])
+            if bracket:
+                spans.append((after, after + bracket.end()))
+    return [m for m in mentions if not any(a <= toks[m.start].start < b for a, b in spans)]
 
 
 def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) -> Mention | None:
