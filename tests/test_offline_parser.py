@@ -1150,3 +1150,40 @@ def test_road_users_that_must_not_be_passed_are_no_addressees(parser: OntologyGr
     text = "Public transport buses and school buses with hazard lights on must not be overtaken."
     a = parser.analyse(rule(text, "germany"))
     assert any(m.term.normalised == "public transport bus" and not m.aside for m in a.manipulations)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "A STOP sign means stop. Stop at the white limit line, or before the crosswalk if no line is painted.",
+            ("intersection", "a stop sign", "slow down"),
+        ),
+        (
+            "Do not speed up to get through the intersection before a yellow traffic signal turns red; stop if you can "
+            "do so safely.",
+            ("intersection", "a yellow light", "slow down"),
+        ),
+        (
+            "Not every crosswalk has painted lines. You must yield to anyone walking across a crosswalk.",
+            ("crosswalk", "a pedestrian", "slow down"),
+        ),
+        (
+            "Center Left Turn Lane A lane in the middle of a two-way street is reserved for left turns and U-turns. "
+            "Never use it to pass.",
+            ("any roads", "center left turn lanes", "keep current"),
+        ),
+    ],
+)
+def test_fallbacks_without_there_is_a_stop_over_not_speeding_up_walkers_and_a_turn_lanes_turns(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: tuple[str, str, str]
+) -> None:
+    """'if no line is painted' is a fallback; a stop the rule asks for outweighs 'do not speed up'; 'anyone walking'
+    is a pedestrian; the turns a centre turn lane is for name no junction."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and (mr.road_type, mr.manipulation, mr.expected_behavior) == expected
+
+
+def test_lanes_of_traffic_are_no_line_of_traffic(parser: OntologyGroundedParser) -> None:
+    a = parser.analyse(rule("Broken white lines separate lanes of traffic moving in the same direction.", "california"))
+    assert all(m.term.normalised != "heavy traffic" for m in a.manipulations)

@@ -566,6 +566,10 @@ class OntologyGroundedParser:
             manipulation.normalised in model.animals or _MOTOR_WORDS & set(manipulation.tokens)
         ):
             specific = [m for m in specific if not _names_crossing(m)]
+        # A turning lane's turns are what the lane is for ("a center lane reserved for left turns and U-turns"): they
+        # name no junction.
+        if manipulation is not None and {"lane", "turn"} <= set(manipulation.tokens):
+            specific = [m for m in specific if not {"turn", "u-turn"} & set(tokens(m.surface))]
         # A signal on a road without junctions ("Ramp meters are signal lights on freeway on-ramps. Stop at the red
         # light") stands at no intersection.
         if any(
@@ -891,10 +895,11 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
 
 
 def _fallback_place(m: Mention, toks: list[Token]) -> bool:
-    """ "or before the crosswalk if there is no line": a place used only when something else is missing."""
+    """ "or before the crosswalk if there is no line", "... if no line is painted", "... where there is none": a place
+    used only when something else is missing."""
     sentence = toks[m.start].sentence
     after = [t.word for t in toks[m.end : m.end + 6] if t.sentence == sentence]
-    return any(_find(after, (w, "there", "is", "no")) >= 0 for w in ("if", "when", "where"))
+    return any(w in {"if", "when", "where"} and {"no", "none"} & set(after[i + 1 : i + 4]) for i, w in enumerate(after))
 
 
 def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
