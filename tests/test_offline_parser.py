@@ -1187,3 +1187,32 @@ def test_fallbacks_without_there_is_a_stop_over_not_speeding_up_walkers_and_a_tu
 def test_lanes_of_traffic_are_no_line_of_traffic(parser: OntologyGroundedParser) -> None:
     a = parser.analyse(rule("Broken white lines separate lanes of traffic moving in the same direction.", "california"))
     assert all(m.term.normalised != "heavy traffic" for m in a.manipulations)
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        ("At dusk and after dark, scan the edges of the road for deer. Brake firmly instead of swerving.", "deer"),
+        ("On wet pavement, motorcycles need more room to stop. Leave a larger following distance.", "motorcyclist"),
+        ("In heavy fog, slow down and use your low beams.", "fog environment"),
+        ("If visibility is reduced to less than 50 meters due to fog, the speed must not exceed 50 km/h.", "fog"),
+    ],
+)
+def test_weather_or_light_fronted_before_a_road_user_is_when_the_rule_applies(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """A circumstance fronted before the main clause ("At dusk and after dark, ...") says when the rule applies: the
+    road user the rule then names is its subject. Without one, the weather is the rule's."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation
+
+
+def test_a_flashing_red_light_fits_a_railroad_crossing(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    text = (
+        "Do not drive onto the tracks of a railroad crossing while its red lights are flashing, even if the vehicle in "
+        "front of you keeps going."
+    )
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and (mr.road_type, mr.manipulation) == ("railroad crossings", "a flashing red light")

@@ -214,6 +214,7 @@ class Lexicon:
     generic_road_words: list[str] = field(metadata=_GENERAL, default_factory=list)
     provenance: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     region_road_types: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
+    other_fitting_roads: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     source: str = field(metadata=_GENERAL, default="packaged lexicon.yaml")
 
     @staticmethod

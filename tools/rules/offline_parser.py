@@ -167,6 +167,12 @@ class _RegionModel:
                 g = vocabulary.lookup("manipulation", generic)
                 if t is not None and g is not None:
                     self.specialised[g.normalised] = t.normalised
+        self.other_roads: dict[str, set[str]] = {}
+        for manip, roads in lexicon.other_fitting_roads.items():
+            m = vocabulary.lookup("manipulation", manip)
+            if m is not None:
+                found = {r.normalised for name in roads if (r := vocabulary.lookup("road_type", name)) is not None}
+                self.other_roads[m.normalised] = found
         self.implied_roads: dict[str, str] = {}
         for manip, road in lexicon.implied_road_types.items():
             m = vocabulary.lookup("manipulation", manip)
@@ -288,6 +294,23 @@ class OntologyGroundedParser:
         for mention in manip:
             if mention in addressees or _own_light_of(mention, manip, toks) is not None:
                 mention.aside = True
+        # Weather or light fronted before the main clause ("At dusk and after dark, scan the road for deer", "On wet
+        # pavement, motorcycles need more room") says when the rule applies; the road user its sentence names after it
+        # is the rule's subject.
+        for mention in manip:
+            if mention.term.category == "environment" and all(
+                _fronted(o, toks) for o in manip if o.term == mention.term
+            ):
+                clause = toks[mention.start].clause
+                if any(
+                    o.term.category == "object"
+                    and not (o.ruled_out or o.aside)
+                    and toks[o.start].clause > clause
+                    and toks[o.start].sentence == toks[mention.start].sentence
+                    and not {"vehicle", "car"} & set(tokens(o.surface))  # the ego's "the vehicle can be stopped"
+                    for o in manip
+                ):
+                    mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
         # A sign that forbids entry ("a DO NOT ENTER sign", "DO NOT ENTER means ...") asks the ego to keep to its way;
         # the bare verb ("do not enter the intersection until ...") is no sign.
@@ -970,6 +993,21 @@ def _drop_sign_names(mentions: list[Mention], toks: list[Token], text: str) -> l
             if bracket:
                 spans.append((after, after + bracket.end()))
     return [m for m in mentions if not any(a <= toks[m.start].start < b for a, b in spans)]
+
+
+_FRONTING = frozenset({"at", "on", "in", "during", "after", "before", "when", "while", "whenever"})
+
+
+def _fronted(m: Mention, toks: list[Token]) -> bool:
+    """A mention in the opening phrase of its sentence ("At dusk and after dark, ...", "On wet pavement, ..."): the
+    sentence opens with a preposition or a time word, and a main clause follows the phrase."""
+    sentence = toks[m.start].sentence
+    words = [t for t in toks if t.sentence == sentence]
+    return (
+        words[0].word in _FRONTING
+        and toks[m.start].clause == words[0].clause
+        and any(t.clause != words[0].clause for t in words)
+    )
 
 
 def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) -> Mention | None:

@@ -313,7 +313,12 @@ class OfflineValidator:
         if owner is not None:
             manip_term, implied_road = owner, model.implied_roads.get(owner.normalised)
         named_here = road in specific_roads and manip_term is not None and manip_term.category == "object"
-        if implied_road and road not in {implied_road, model.any_roads.normalised} and not named_here:
+        fitting = {
+            implied_road,
+            model.any_roads.normalised,
+            *model.other_roads.get(manip_term.normalised if manip_term else manip, ()),
+        }
+        if implied_road and road not in fitting and not named_here:
             add(
                 "parts_consistent",
                 "manipulation fits road type",
