@@ -1216,3 +1216,19 @@ def test_a_flashing_red_light_fits_a_railroad_crossing(
     )
     mr = best(parser, validator, text, "california")
     assert mr is not None and (mr.road_type, mr.manipulation) == ("railroad crossings", "a flashing red light")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "School Buses\nIf a school bus is stopped and flashing red lights, you must stop until the lights stop flashing.",
+        "School Buses\nIf a school bus stops and flashes red lights, you must stop until all children have crossed.",
+    ],
+)
+def test_a_school_bus_that_is_stopped_or_stops_is_no_modifier_of_a_bus_stop(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """ "a school bus is stopped", "a school bus stops and ...": the bus's verb, so the school bus stays a mention and
+    the lights it flashes are its own."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a school bus with flashing red lights"

@@ -883,11 +883,19 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
 
 
 def _verb_stops(m: Mention, toks: list[Token]) -> bool:
-    """ "the school bus stops to let children off": "stops" there is the bus's verb, not the head of a compound (a
-    noun "stops" is not followed by "to" or "for")."""
+    """ "the school bus stops to let children off", "the school bus is stopped": the bus's verb, not the head of a
+    compound (a noun "stops" is not followed by "to" or "for")."""
     last = toks[m.end - 1]
     nxt = toks[m.end].word if m.end < len(toks) and toks[m.end].clause == last.clause else ""
-    return last.raw.lower() == "stops" and nxt in {"to", "for", "when", "suddenly"}
+    # "the school bus is stopped", "a bus has stopped": a phrase with a verb in it is a clause, no compound either.
+    if {t.raw.lower() for t in toks[m.start : m.end]} & _CLAUSE_VERBS:
+        return True
+    # "a school bus stops and ...": after "a", a plural "stops" cannot end the noun phrase.
+    singular = any(t.word in {"a", "an"} for t in toks[max(0, m.start - 2) : m.start])
+    return last.raw.lower() == "stops" and (nxt in {"to", "for", "when", "suddenly"} or singular)
+
+
+_CLAUSE_VERBS = frozenset({"is", "are", "was", "were", "has", "have", "had"})
 
 
 _STOP_VERBS = frozenset({"stop", "stopping", "stopped", "wait", "waiting", "halt"})
