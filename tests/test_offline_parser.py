@@ -1232,3 +1232,26 @@ def test_a_school_bus_that_is_stopped_or_stops_is_no_modifier_of_a_bus_stop(
     the lights it flashes are its own."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a school bus with flashing red lights"
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        (
+            "Ramp meters are signals on freeway on-ramps. Stop at the limit line while the meter is red and go when it "
+            "turns green.",
+            "ramp meter signals",
+        ),
+        (
+            "Bike Lanes\nA bike lane is reserved for bicyclists. Yield to bicyclists in the bike lane before you turn.",
+            "bicyclist",
+        ),
+    ],
+)
+def test_a_region_signal_the_rule_opens_with_outranks_the_core_lines_and_lights_it_mentions(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """A ramp meter is the rule's subject, not the limit line or the red it shows; a core road user the rule names
+    (a bike lane's bicyclists) still comes first."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation.lower()

@@ -536,8 +536,23 @@ class OntologyGroundedParser:
             else None
         )
 
+        # A region sign or signal that the rule opens with ("Ramp Meters ...", "Ramp meters are signals on freeway
+        # on-ramps") is its subject: no core term names it, and the core signs, lights and lines around it (the limit
+        # line to stop at, the red it shows) are its details. A core road user the rule names (the bicyclists of a
+        # bike lane, the pedestrians of a pedestrian signal) still comes first.
+        lead = next((m for m in analysis.manipulations if m.start == 0 and not (m.ruled_out or m.aside)), None)
+        road_user = any(
+            m.term.is_core and m.term.category == "object" and not (m.ruled_out or m.aside)
+            for m in analysis.manipulations
+        )
+        subject = (
+            lead.term.normalised
+            if lead is not None and lead.term.category == "traffic_infrastructure" and not road_user
+            else None
+        )
+
         def demoted(m: Mention) -> bool:
-            if m.term.is_core or m.term.normalised in model.refines_core:
+            if m.term.is_core or m.term.normalised in model.refines_core or m.term.normalised == subject:
                 return False
             if generic_core is not None and m.score > generic_core:
                 return False
