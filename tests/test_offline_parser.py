@@ -1255,3 +1255,23 @@ def test_a_region_signal_the_rule_opens_with_outranks_the_core_lines_and_lights_
     (a bike lane's bicyclists) still comes first."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation.lower()
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        (
+            "Obey school crossing guards. When a guard holds up a STOP paddle, stop and stay stopped until every child "
+            "has crossed and the guard has returned to the curb.",
+            "crossing guard",
+        ),
+        ("Even with a green light, do not enter an intersection that you cannot clear.", "heavy traffic"),
+    ],
+)
+def test_what_ends_the_wait_is_a_detail_and_a_junction_you_cannot_clear_is_blocked(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """Road users named in an "until" clause (the children who must have crossed) say when the wait ends: the rule's
+    subject is the crossing guard. A junction "you cannot clear" is one the queue beyond it blocks."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation.lower()
