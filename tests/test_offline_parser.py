@@ -1275,3 +1275,19 @@ def test_what_ends_the_wait_is_a_detail_and_a_junction_you_cannot_clear_is_block
     subject is the crossing guard. A junction "you cannot clear" is one the queue beyond it blocks."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation.lower()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Whether or not the WALK signal is lit, drivers must stop for a person in a wheelchair who is crossing at a "
+        "corner.",
+        "If a person on a skateboard is still crossing in front of you, wait and let them reach the other side.",
+    ],
+)
+def test_a_person_who_is_crossing_is_at_a_crosswalk(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """A person "is crossing" or "still crossing" without a road noun: the crossing is theirs, a crosswalk."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "crosswalk"
