@@ -204,8 +204,10 @@ _SUN_BY_MONTH = {
     12: (7 * 60 + 15, 16 * 60 + 45),
 }
 _MONTHS = "january february march april may june july august september october november december".split()
+# "May" only with a day after it ("May 3"): alone it is more often the verb.
 _MONTH = re.compile(
-    r"\b(?P<month>" + "|".join(_MONTHS[:4] + _MONTHS[5:]) + r")\b|\bmay\s+\d{1,2}\b|\b(?P<season>winter|summer)\b",
+    r"\b(?P<month>" + "|".join(_MONTHS[:4] + _MONTHS[5:]) + r")\b|\b(?P<may>may)\s+\d{1,2}\b"
+    r"|\b(?P<season>winter|summer)\b",
     re.IGNORECASE,
 )
 _LANE_POS = re.compile(
@@ -788,4 +790,6 @@ def _month(text: str) -> int | None:
         return None
     if m.group("season"):
         return 1 if m.group("season").lower() == "winter" else 7
-    return _MONTHS.index(m.group("month").lower()) + 1 if m.group("month") else 5
+    if m.group("may"):
+        return 5
+    return _MONTHS.index(m.group("month").lower()) + 1

@@ -294,36 +294,14 @@ class OntologyGroundedParser:
         for mention in manip:
             if mention in addressees or _own_light_of(mention, manip, toks) is not None:
                 mention.aside = True
-        # Weather or light fronted before the main clause ("At dusk and after dark, scan the road for deer", "On wet
-        # pavement, motorcycles need more room") says when the rule applies; the road user its sentence names after it
-        # is the rule's subject.
         for mention in manip:
-            if mention.term.category == "environment" and all(
-                _fronted(o, toks) for o in manip if o.term == mention.term
-            ):
-                clause = toks[mention.start].clause
-                if any(
-                    o.term.category == "object"
-                    and not (o.ruled_out or o.aside)
-                    and toks[o.start].clause > clause
-                    and toks[o.start].sentence == toks[mention.start].sentence
-                    and not {"vehicle", "car"} & set(tokens(o.surface))  # the ego's "the vehicle can be stopped"
-                    for o in manip
-                ):
-                    mention.aside = True
+            if _fronted_circumstance(mention, manip, toks):
+                mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
-        # A sign that forbids entry ("a DO NOT ENTER sign", "DO NOT ENTER means ...") asks the ego to keep to its way;
-        # the bare verb ("do not enter the intersection until ...") is no sign.
-        no_entry = [
-            m
-            for m in manip
-            if "sign" in m.term.tokens
-            and {"enter", "entry"} & set(tokens(m.surface))
-            and ("sign" in tokens(m.surface) or m.surface.isupper())
-        ]
-        if any(not m.ruled_out for m in no_entry):
+        no_entry = _no_entry_sign(manip, toks)
+        if no_entry is not None:
             behaviors["keep current"] = behaviors.get("keep current", 0.0) + 1.0
-            evidence.setdefault("keep current", []).append(no_entry[0].surface)
+            evidence.setdefault("keep current", []).append(no_entry.surface)
         return RuleAnalysis(rule, toks, manip, roads, behaviors, evidence)
 
     @staticmethod
@@ -1030,6 +1008,38 @@ def _fronted(m: Mention, toks: list[Token]) -> bool:
         words[0].word in _FRONTING
         and toks[m.start].clause == words[0].clause
         and any(t.clause != words[0].clause for t in words)
+    )
+
+
+def _fronted_circumstance(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
+    """Weather or light fronted before the main clause ("At dusk and after dark, scan the road for deer", "On wet
+    pavement, motorcycles need more room") says when the rule applies, when that sentence then names a road user (not
+    the ego's "the vehicle can be stopped"): the road user is the rule's subject."""
+    if m.term.category != "environment" or not all(_fronted(o, toks) for o in mentions if o.term == m.term):
+        return False
+    return any(
+        o.term.category == "object"
+        and not (o.ruled_out or o.aside)
+        and toks[o.start].clause > toks[m.start].clause
+        and toks[o.start].sentence == toks[m.start].sentence
+        and not {"vehicle", "car"} & set(tokens(o.surface))
+        for o in mentions
+    )
+
+
+def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None:
+    """A sign that forbids entry ("a DO NOT ENTER sign", "DO NOT ENTER means ..."): it asks the ego to keep to its
+    way. (The bare verb, "do not enter the intersection until ...", is no sign.)"""
+    return next(
+        (
+            m
+            for m in mentions
+            if "sign" in m.term.tokens
+            and {"enter", "entry"} & set(tokens(m.surface))
+            and ("sign" in tokens(m.surface) or m.surface.isupper())
+            and not m.ruled_out
+        ),
+        None,
     )
 
 
