@@ -313,13 +313,19 @@ def test_medium_duty_trucks_and_a_body_named_outright(
         ("at 1830 hours", "Not mentioned"),
         ("at 1415 hours; it was dark", "Nighttime"),
         ("on a weekday. The impact caused V1 to rotate; it was transported at 2130 hours", "Not mentioned"),
+        # Near dusk or dawn the named month decides (its sunrise and sunset, mid-latitude United States).
+        ("at 1730 hours on December 12", "Nighttime"),
+        ("at about 5:45 p.m. on a December evening", "Nighttime"),
+        ("on June 24 at 1930 hours", "Daytime"),
+        ("at 0630 hours on a July morning", "Daytime"),
+        ("at 0630 hours on January 9", "Nighttime"),
     ],
 )
 def test_a_clock_time_gives_day_or_night_when_no_light_condition_does(
     extractor: OfflineCrashExtractor, when: str, time: str
 ) -> None:
-    """Hours clearly by day or by night are read as such; the hours around dusk and dawn stay open; a named light
-    condition beats the clock."""
+    """Hours clearly by day or by night are read as such; the hours around dusk and dawn are read against the month the
+    narrative names (local clock time), and stay open without one; a named light condition beats the clock."""
     s = extract(
         extractor,
         f"The crash occurred {when}. Vehicle one (V1), a 2004 Toyota Camry, was traveling north on a two-lane, "
@@ -708,30 +714,6 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
     net = s.to_safe()["Road network"]
     assert s.road_network.road_type == "T-intersection"
     assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (5, 2)
-
-
-@pytest.mark.parametrize(
-    ("when", "time"),
-    [
-        ("at 1730 hours on December 12", "Nighttime"),
-        ("at about 5:45 p.m. on a December evening", "Nighttime"),
-        ("on June 24 at 1930 hours", "Daytime"),
-        ("at 0630 hours on a July morning", "Daytime"),
-        ("at 0630 hours on January 9", "Nighttime"),
-        ("at 1830 hours", "Not mentioned"),
-    ],
-)
-def test_the_month_decides_the_hours_around_sunrise_and_sunset(
-    extractor: OfflineCrashExtractor, when: str, time: str
-) -> None:
-    """A clock time near dusk or dawn is read against the month's sunrise and sunset (mid-latitude United States,
-    local clock time); without a month those hours stay open."""
-    s = extract(
-        extractor,
-        f"The crash occurred {when}. Vehicle one (V1), a 2004 Toyota Camry, was traveling north on a two-lane, "
-        "two-way road. The front of V1 struck a tree.",
-    )
-    assert s.env.time == time
 
 
 @pytest.mark.parametrize(
