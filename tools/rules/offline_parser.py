@@ -66,6 +66,8 @@ class RuleAnalysis:
     behavior_scores: dict[str, float]
     behavior_evidence: dict[str, list[str]]
     semantic: list[tuple[str, float]] = field(default_factory=list)
+    # Each vehicle said to flash coloured lights of its own (normalised term -> the rule's colour word, "amber").
+    own_lights: dict[str, str] = field(default_factory=dict)
 
 
 class _RegionModel:
@@ -291,8 +293,14 @@ class OntologyGroundedParser:
         # A vehicle's own flashing lights ("a tow truck with amber lights flashing") describe it: they are no rival.
         # Nor are road users listed as whom the rule speaks to ("Trucks, buses and cars must all obey a YIELD sign").
         addressees = _addressees(manip, toks, rule.text)
+        own_lights: dict[str, str] = {}
         for mention in manip:
-            if mention in addressees or _own_light_of(mention, manip, toks) is not None:
+            owner = _own_light_of(mention, manip, toks)
+            if owner is not None:
+                colours = [t.raw.lower() for t in toks[mention.start : mention.end] if t.word in model.colour_words]
+                if colours:
+                    own_lights.setdefault(owner.term.normalised, colours[0])
+            if mention in addressees or owner is not None:
                 mention.aside = True
         for mention in manip:
             if _fronted_circumstance(mention, manip, toks):
@@ -302,7 +310,7 @@ class OntologyGroundedParser:
         if no_entry is not None:
             behaviors["keep current"] = behaviors.get("keep current", 0.0) + 1.0
             evidence.setdefault("keep current", []).append(no_entry.surface)
-        return RuleAnalysis(rule, toks, manip, roads, behaviors, evidence)
+        return RuleAnalysis(rule, toks, manip, roads, behaviors, evidence, own_lights=own_lights)
 
     @staticmethod
     def _resolve_heads(mentions: list[Mention], toks: list[Token]) -> list[Mention]:
@@ -673,25 +681,17 @@ class OntologyGroundedParser:
         article = "an" if text[0].lower() in "aeiou" else "a"
         return f"{article} {text}"
 
-    def _with_own_lights(self, model: _RegionModel, analysis: RuleAnalysis, term: Term) -> str | None:
+    def _with_own_lights(self, analysis: RuleAnalysis, term: Term) -> str | None:
         """A vehicle said to flash coloured lights, written with them as the rule says them ("a school bus with
         flashing red lights", "a tow truck with flashing amber lights"), as the development references write it.
-
-        The lights are the vehicle's as :func:`_own_light_of` tells.
-        """
-        toks = analysis.tokens
-        for light in analysis.manipulations:
-            owner = _own_light_of(light, analysis.manipulations, toks)
-            colours = [t.raw.lower() for t in toks[light.start : light.end] if t.word in model.colour_words]
-            if owner is not None and owner.term == term and colours:
-                return f"{self._manipulation_phrase(term)} with flashing {colours[0]} lights"
-        return None
+        The lights are the vehicle's as :func:`_own_light_of` tells (found once, in :meth:`analyse`)."""
+        colour = analysis.own_lights.get(term.normalised)
+        return f"{self._manipulation_phrase(term)} with flashing {colour} lights" if colour else None
 
     def light_owner(self, analysis: RuleAnalysis, phrase: str) -> Term | None:
         """The vehicle that ``phrase`` adds with its own lights (see :meth:`_with_own_lights`), if it is such a phrase."""
-        model = self.region_model(analysis.rule.region)
         for m in analysis.manipulations:
-            if self._with_own_lights(model, analysis, m.term) == phrase:
+            if self._with_own_lights(analysis, m.term) == phrase:
                 return m.term
         return None
 
@@ -729,7 +729,7 @@ class OntologyGroundedParser:
                     mr=MRFields(
                         road_type=road.text.lower(),
                         verb=verb,
-                        manipulation=self._with_own_lights(model, analysis, term) or self._manipulation_phrase(term),
+                        manipulation=self._with_own_lights(analysis, term) or self._manipulation_phrase(term),
                         expected_behavior=behaviour,
                     ),
                     parser=self.name,
