@@ -1291,3 +1291,29 @@ def test_a_person_who_is_crossing_is_at_a_crosswalk(
     """A person "is crossing" or "still crossing" without a road noun: the crossing is theirs, a crosswalk."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == "crosswalk"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Carpool lanes (HOV lanes) are intended for buses, motorcycles and cars carrying two or more people. Never "
+        "cross the double solid lines to get into one.",
+        "The HOV lane is open to buses and to cars that carry at least two people; do not cross over double "
+        "solid lines to enter it.",
+    ],
+)
+def test_the_motor_vehicles_a_lane_is_for_are_no_rival_of_the_lane(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """Buses and carpools a lane is meant for say who may use it: the lane is the subject, and double solid lines
+    are not to be crossed (keep current)."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "high-occupancy vehicle" in mr.manipulation and mr.expected_behavior == "keep current"
+
+
+def test_the_bicyclists_a_bike_lane_is_for_stay_its_subject(parser: OntologyGroundedParser) -> None:
+    """Vulnerable road users a lane is for are who the ego watches out for: they stay."""
+    a = parser.analyse(
+        rule("Bike lanes are reserved for bicyclists. Do not drive in a bike lane except to turn.", "california")
+    )
+    assert any(m.term.normalised == "bicyclist" and not m.aside for m in a.manipulations)

@@ -291,8 +291,9 @@ class OntologyGroundedParser:
         for mention in roads:
             mention.score = self._score(model, mention, toks)
         # A vehicle's own flashing lights ("a tow truck with amber lights flashing") describe it: they are no rival.
-        # Nor are road users listed as whom the rule speaks to ("Trucks, buses and cars must all obey a YIELD sign").
-        addressees = _addressees(manip, toks, rule.text)
+        # Nor are road users listed as whom the rule speaks to ("Trucks, buses and cars must all obey a YIELD sign"),
+        # or the motor vehicles a lane is for ("HOV lanes are reserved for buses and carpools").
+        addressees = _addressees(manip, toks, rule.text) + _lane_users(manip, toks)
         own_lights: dict[str, str] = {}
         for mention in manip:
             owner = _own_light_of(mention, manip, toks)
@@ -979,6 +980,54 @@ def _addressees(mentions: list[Mention], toks: list[Token], text: str) -> list[M
             if opens and _MODAL_AFTER.match(text[toks[run[-1].end - 1].end :]):
                 out += run
         run = [m] if m is not None else []
+    return out
+
+
+# "reserved for", "meant for", "open to": who a lane is for.
+_FOR_USERS = tuple(
+    tuple(p.split())
+    for p in (
+        "reserved for",
+        "meant for",
+        "intended for",
+        "only for",
+        "designated for",
+        "set aside for",
+        "is for",
+        "are for",
+        "for use by",
+        "open to",
+        "limited to",
+        "restricted to",
+    )
+)
+# Road users a driver watches out for, whatever lane they have: no lane's mere users.
+_VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "person", "micro-vehicle", "passenger"})
+
+
+def _lane_users(mentions: list[Mention], toks: list[Token]) -> list[Mention]:
+    """The motor vehicles a lane is said to be for ("HOV lanes are reserved for buses, motorcycles and carpools", "a
+    center left turn lane is only for vehicles turning left"): they say who may use the lane, which is the rule's
+    subject. Bicyclists of a bike lane and other vulnerable road users stay: the ego must watch for them."""
+    out: list[Mention] = []
+    for lane in mentions:
+        if lane.term.category != "traffic_infrastructure" or "lane" not in lane.term.tokens:
+            continue
+        sentence = toks[lane.start].sentence
+        after = [i for i in range(lane.end, len(toks)) if toks[i].sentence == sentence]
+        words = [toks[i].word for i in after]
+        ends = [k + len(p) for p in _FOR_USERS if (k := _find(words, p)) >= 0 and k + len(p) < len(words)]
+        if not ends:
+            continue
+        start = after[min(ends)]
+        out += [
+            m
+            for m in mentions
+            if m.term.category == "object"
+            and m.start >= start
+            and toks[m.start].sentence == sentence
+            and not _VULNERABLE_WORDS & set(m.term.tokens)
+        ]
     return out
 
 
