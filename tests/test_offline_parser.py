@@ -1317,3 +1317,40 @@ def test_the_bicyclists_a_bike_lane_is_for_stay_its_subject(parser: OntologyGrou
         rule("Bike lanes are reserved for bicyclists. Do not drive in a bike lane except to turn.", "california")
     )
     assert any(m.term.normalised == "bicyclist" and not m.aside for m in a.manipulations)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do not overtake a car that has stopped for people on foot.",
+        "You must never pass a vehicle that is stopped at a marked crosswalk; someone may be walking in front of it.",
+    ],
+)
+def test_a_stopped_vehicle_not_to_be_passed_means_stopping_behind_it(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """Not passing a stopped vehicle is stopping behind it (slow down); not passing a moving one keeps current."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "stopped vehicle" in mr.manipulation and mr.expected_behavior == "slow down"
+    moving = best(parser, validator, "Do not pass a truck on a hill or a curve.", "california")
+    assert moving is not None and moving.expected_behavior == "keep current"
+
+
+def test_a_place_said_to_lack_signals_is_still_the_place(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "intersections with no traffic signals": the intersection is there, only its signals are not (a fallback place
+    after an absence still is no place of the rule)."""
+    mr = best(
+        parser,
+        validator,
+        "At intersections with no traffic signals or signs, let pedestrians already in the street go first.",
+        "california",
+    )
+    assert mr is not None and mr.road_type == "intersection"
+
+
+def test_a_crossing_gate_is_at_a_railroad_crossing(parser: OntologyGroundedParser) -> None:
+    """A crossing gate (arm) stands at a railroad crossing."""
+    a = parser.analyse(rule("Never drive around a crossing gate that is down or coming down.", "california"))
+    assert [m.term.text for m in a.road_types] == ["railroad crossings"]

@@ -311,6 +311,16 @@ class OntologyGroundedParser:
         if no_entry is not None:
             behaviors["keep current"] = behaviors.get("keep current", 0.0) + 1.0
             evidence.setdefault("keep current", []).append(no_entry.surface)
+        # "Never pass a vehicle that is stopped at a crosswalk": the ego stops behind it (someone may be crossing in
+        # front of it), so the passing ban is a stop, not keeping to its lane and pace.
+        passed = _passed_stopped_vehicle(manip, toks)
+        if passed is not None and behaviors.get("keep current", 0.0) > 0:
+            moved = min(2.0, behaviors["keep current"])
+            behaviors["keep current"] -= moved
+            if behaviors["keep current"] <= 0:
+                del behaviors["keep current"]
+            behaviors["slow down"] = behaviors.get("slow down", 0.0) + moved
+            evidence.setdefault("slow down", []).append(f"not to pass a {passed.surface}")
         return RuleAnalysis(rule, toks, manip, roads, behaviors, evidence, own_lights=own_lights)
 
     @staticmethod
@@ -572,8 +582,10 @@ class OntologyGroundedParser:
             for m in analysis.road_types
             if m.term.normalised != model.any_roads.normalised
             and not m.ruled_out
-            and m.term.normalised not in absent_terms
-            and analysis.tokens[m.start].sentence not in absent_sentences
+            and (
+                (m.term.normalised not in absent_terms and analysis.tokens[m.start].sentence not in absent_sentences)
+                or any(_lacks(m, a, analysis.tokens) for a in absent)
+            )
             and not _fallback_place(m, analysis.tokens)
         ]
 
@@ -874,6 +886,33 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
     if "no" in before and _HAVING & set(before[before.index("no") + 1 :]):
         return True  # "if no corner has a STOP sign"
     return before[-3:-1] in (["not", "in"], ["not", "at"]) and before[-1] in {"a", "an", "the"}
+
+
+_PASSING = frozenset({"pass", "passing", "overtake", "overtaking"})
+
+
+def _passed_stopped_vehicle(mentions: list[Mention], toks: list[Token]) -> Mention | None:
+    """A stopped vehicle that the rule says not to pass ("Never pass a vehicle that is stopped at a crosswalk", "do not
+    overtake a car that has stopped"): the passing verb is negated in its clause and the vehicle is its object."""
+    for i, t in enumerate(toks):
+        if t.word not in _PASSING:
+            continue
+        if not {"not", "never"} & {x.word for x in toks[max(0, i - 2) : i] if x.clause == t.clause}:
+            continue
+        for m in mentions:
+            if m.term.normalised == "stopped vehicle" and i < m.start <= i + 3 and toks[m.start].sentence == t.sentence:
+                return m
+    return None
+
+
+_LACKING_GLUE = frozenset({"with", "no", "without", "that", "which", "has", "have", "any", "a", "an", "the"})
+
+
+def _lacks(place: Mention, absent: Mention, toks: list[Token]) -> bool:
+    """A place said to lack something ("At intersections with no traffic signals or signs", "a crossing without
+    gates"): the place is there, only what it lacks is not."""
+    between = [t.word for t in toks[place.end : absent.start]]
+    return 0 < len(between) <= 3 and set(between) <= _LACKING_GLUE and bool({"no", "without"} & set(between))
 
 
 def _verb_stops(m: Mention, toks: list[Token]) -> bool:
