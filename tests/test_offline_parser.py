@@ -1354,3 +1354,22 @@ def test_a_crossing_gate_is_at_a_railroad_crossing(parser: OntologyGroundedParse
     """A crossing gate (arm) stands at a railroad crossing."""
     a = parser.analyse(rule("Never drive around a crossing gate that is down or coming down.", "california"))
     assert [m.term.text for m in a.road_types] == ["railroad crossings"]
+
+
+def test_a_region_sign_the_rule_opens_with_gives_way_to_the_core_term_inside_it(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Orange diamond signs" hold the core "diamond signs": the core warning sign names it (the development
+    references write work-zone signs as warning signs), while a region signal no core term names still leads."""
+    mr = best(parser, validator, "Orange diamond signs along a road mean workers may be ahead.", "california")
+    assert mr is not None and "warning sign" in mr.manipulation
+    meter = best(
+        parser, validator, "Ramp meters control traffic onto the freeway. Stop at the limit line on red.", "california"
+    )
+    assert meter is not None and "ramp meter" in meter.manipulation
+
+
+def test_a_bicycle_symbol_is_a_marking_not_a_bicycle(parser: OntologyGroundedParser) -> None:
+    """A bicycle symbol painted on the road names no bicycle."""
+    a = parser.analyse(rule("A bicycle symbol with two chevrons marks where bicyclists may ride.", "california"))
+    assert "bicycle" not in {m.term.normalised for m in a.manipulations}

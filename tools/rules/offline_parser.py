@@ -542,9 +542,17 @@ class OntologyGroundedParser:
             m.term.is_core and m.term.category == "object" and not (m.ruled_out or m.aside)
             for m in analysis.manipulations
         )
+        # (Where a core term names the same words, "Orange diamond signs" holding the core "diamond signs", the core
+        # term is the name.)
+        named_by_core = lead is not None and any(
+            m.term.is_core and m.start < lead.end and lead.start < m.end for m in analysis.manipulations
+        )
         subject = (
             lead.term.normalised
-            if lead is not None and lead.term.category == "traffic_infrastructure" and not road_user
+            if lead is not None
+            and lead.term.category == "traffic_infrastructure"
+            and not road_user
+            and not named_by_core
             else None
         )
 
