@@ -1373,3 +1373,25 @@ def test_a_bicycle_symbol_is_a_marking_not_a_bicycle(parser: OntologyGroundedPar
     """A bicycle symbol painted on the road names no bicycle."""
     a = parser.analyse(rule("A bicycle symbol with two chevrons marks where bicyclists may ride.", "california"))
     assert "bicycle" not in {m.term.normalised for m in a.manipulations}
+
+
+def test_a_person_on_foot_crosses_at_the_crosswalk_the_rule_names_not_at_the_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """Pedestrians crossing where the rule names both a junction and its crosswalk are at the crosswalk; a roundabout
+    keeps its crossings."""
+    mr = best(
+        parser,
+        validator,
+        "An intersection has a crosswalk on every side even when no lines are painted, so yield to pedestrians "
+        "crossing there.",
+        "california",
+    )
+    assert mr is not None and mr.road_type == "crosswalk" and "pedestrian" in mr.manipulation
+    ring = best(
+        parser,
+        validator,
+        "Roundabouts\nSlow down near a roundabout and yield to pedestrians in its crosswalks before you enter.",
+        "california",
+    )
+    assert ring is not None and ring.road_type == "intersection"

@@ -643,6 +643,13 @@ class OntologyGroundedParser:
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
         specific = self._own_places(model, analysis, manipulation)
+        # A person on foot crosses at a crosswalk, marked or not ("Every intersection has a crosswalk ... yield to a
+        # pedestrian crossing there"): where the rule names one, it is their place over the junction around it. (A
+        # roundabout stays the place of the rule it heads: its crossings are part of it.)
+        roundabout = any(_ROUNDABOUT & set(tokens(m.surface)) for m in specific)
+        if manipulation is not None and _ON_FOOT & set(manipulation.tokens) and not roundabout:
+            crossings = [m for m in specific if m.term.normalised == "crosswalk"]
+            specific = crossings or specific
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
@@ -896,6 +903,8 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
     return before[-3:-1] in (["not", "in"], ["not", "at"]) and before[-1] in {"a", "an", "the"}
 
 
+_ON_FOOT = frozenset({"pedestrian", "person", "guide", "senior"})
+_ROUNDABOUT = frozenset({"roundabout", "roundabouts", "rotary", "circle"})
 _PASSING = frozenset({"pass", "passing", "overtake", "overtaking"})
 
 
