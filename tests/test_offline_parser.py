@@ -1395,3 +1395,19 @@ def test_a_person_on_foot_crosses_at_the_crosswalk_the_rule_names_not_at_the_jun
         "california",
     )
     assert ring is not None and ring.road_type == "intersection"
+
+
+def test_an_emergency_vehicles_lights_are_written_without_their_colour(
+    parser: OntologyGroundedParser, validator: OfflineValidator, ontology: Ontology
+) -> None:
+    """An emergency vehicle's flashing lights say it is on a call: "an emergency vehicle with flashing lights" (as
+    ca-55 writes it), which scores as the emergency vehicle, not as a flashing red signal."""
+    mr = best(
+        parser,
+        validator,
+        "If a fire engine or other emergency vehicle with its red lights flashing is coming toward you, drive to the "
+        "right edge of the road and stop.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation.endswith("with flashing lights")
+    assert ontology.vocabulary("california").canonical("manipulation", mr.manipulation) == "emergency vehicle"

@@ -714,7 +714,13 @@ class OntologyGroundedParser:
         flashing red lights", "a tow truck with flashing amber lights"), as the development references write it.
         The lights are the vehicle's as :func:`_own_light_of` tells (found once, in :meth:`analyse`)."""
         colour = analysis.own_lights.get(term.normalised)
-        return f"{self._manipulation_phrase(term)} with flashing {colour} lights" if colour else None
+        if not colour:
+            return None
+        # An emergency vehicle's lights say it is on a call, not a signal colour to obey: the development references
+        # write them without one ("an emergency vehicle with flashing lights", ca-55).
+        if term.normalised == "emergency vehicle":
+            return f"{self._manipulation_phrase(term)} with flashing lights"
+        return f"{self._manipulation_phrase(term)} with flashing {colour} lights"
 
     def light_owner(self, analysis: RuleAnalysis, phrase: str) -> Term | None:
         """The vehicle that ``phrase`` adds with its own lights (see :meth:`_with_own_lights`), if it is such a phrase."""
