@@ -1411,3 +1411,18 @@ def test_an_emergency_vehicles_lights_are_written_without_their_colour(
     )
     assert mr is not None and mr.manipulation.endswith("with flashing lights")
     assert ontology.vocabulary("california").canonical("manipulation", mr.manipulation) == "emergency vehicle"
+
+
+def test_a_turn_lane_the_rule_opens_with_outranks_the_traffic_it_warns_of(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A region lane the rule opens with stays its subject over motor traffic it mentions (oncoming vehicles turning
+    from it); its turns name no junction. (A vulnerable road user still comes first: see the bike lane.)"""
+    mr = best(
+        parser,
+        validator,
+        "Center Left Turn Lanes\nUse the middle lane only to begin or end a left turn, and watch for oncoming vehicles "
+        "turning left from the same lane.",
+        "california",
+    )
+    assert mr is not None and "center left turn lane" in mr.manipulation and mr.road_type == "any roads"

@@ -534,12 +534,16 @@ class OntologyGroundedParser:
         )
 
         # A region sign or signal that the rule opens with ("Ramp Meters ...", "Ramp meters are signals on freeway
-        # on-ramps") is its subject: no core term names it, and the core signs, lights and lines around it (the limit
-        # line to stop at, the red it shows) are its details. A core road user the rule names (the bicyclists of a
-        # bike lane, the pedestrians of a pedestrian signal) still comes first.
+        # on-ramps") is its subject: no core term names it, and the core signs, lights, lines and motor traffic around
+        # it (the limit line to stop at, the red it shows, the oncoming vehicles in a turn lane) are its details. A
+        # vulnerable road user the rule names (the bicyclists of a bike lane, the pedestrians of a pedestrian signal)
+        # still comes first.
         lead = next((m for m in analysis.manipulations if m.start == 0 and not (m.ruled_out or m.aside)), None)
         road_user = any(
-            m.term.is_core and m.term.category == "object" and not (m.ruled_out or m.aside)
+            m.term.is_core
+            and m.term.category == "object"
+            and _VULNERABLE_WORDS & set(m.term.tokens)
+            and not (m.ruled_out or m.aside)
             for m in analysis.manipulations
         )
         # (Where a core term names the same words, "Orange diamond signs" holding the core "diamond signs", the core
@@ -614,7 +618,7 @@ class OntologyGroundedParser:
         # A turning lane's turns are what the lane is for ("a center lane reserved for left turns and U-turns"): they
         # name no junction.
         if manipulation is not None and {"lane", "turn"} <= set(manipulation.tokens):
-            specific = [m for m in specific if not {"turn", "u-turn"} & set(tokens(m.surface))]
+            specific = [m for m in specific if not _TURN_WORDS & set(tokens(m.surface))]
         # A signal on a road without junctions ("Ramp meters are signal lights on freeway on-ramps. Stop at the red
         # light") stands at no intersection.
         if any(
@@ -909,6 +913,7 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
     return before[-3:-1] in (["not", "in"], ["not", "at"]) and before[-1] in {"a", "an", "the"}
 
 
+_TURN_WORDS = frozenset({"turn", "turns", "turning", "u-turn", "u-turns"})
 _ON_FOOT = frozenset({"pedestrian", "person", "guide", "senior"})
 _ROUNDABOUT = frozenset({"roundabout", "roundabouts", "rotary", "circle"})
 _PASSING = frozenset({"pass", "passing", "overtake", "overtaking"})
