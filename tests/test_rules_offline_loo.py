@@ -60,6 +60,20 @@ def test_retrieval_leaves_out_the_rule_and_its_repeats(
         assert inside is not None and (outside is None or outside <= inside + 1e-9)
 
 
+def test_retrieval_votes_with_the_rules_own_region(retriever: ReferenceRetriever) -> None:
+    """A California rule's neighbours are California rules: German references word an oncoming rail vehicle as "an
+    oncoming vehicle" (de-07), and they do not vote on a California light-rail rule, however near its text."""
+    rule = TrafficRule(
+        id="q",
+        text="Anyone turning must let oncoming vehicles pass, including rail vehicles running alongside the road.",
+        region="california",
+    )
+    found = retriever.neighbours(rule)
+    assert found and {n.record.region for n in found} == {"california"}
+    german = retriever.neighbours(TrafficRule(id="q", text=rule.text, region="germany"))
+    assert german and {n.record.region for n in german} == {"germany"}
+
+
 def test_low_confidence_rejects_with_a_reason(
     ontology: Ontology, embedder: MiniLMEmbedder, retriever: ReferenceRetriever
 ) -> None:

@@ -149,7 +149,9 @@ class ReferenceRetriever:
         return vectors / np.maximum(norms, 1e-9)
 
     def neighbours(self, rule: TrafficRule, *, exclude: Collection[str] = ()) -> list[Neighbour]:
-        """The ``k`` most similar development rules (above ``min_similarity``), most similar first."""
+        """The ``k`` most similar development rules of the rule's own region (above ``min_similarity``), most similar
+        first. A region's annotators word the same situation their own way (a German oncoming rail vehicle is "an
+        oncoming vehicle", de-07), so only its own references vote."""
         if not self.records:
             return []
         q = np.asarray(self.embedder.encode([rule.text]), dtype=np.float32)[0]
@@ -158,7 +160,7 @@ class ReferenceRetriever:
         out: list[Neighbour] = []
         for i in np.argsort(-sims):
             record = self.records[int(i)]
-            if record.id in exclude:
+            if record.id in exclude or record.region != rule.region:
                 continue
             if float(sims[i]) < self.min_similarity or len(out) >= self.k:
                 break
