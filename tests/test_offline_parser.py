@@ -1426,3 +1426,31 @@ def test_a_turn_lane_the_rule_opens_with_outranks_the_traffic_it_warns_of(
         "california",
     )
     assert mr is not None and "center left turn lane" in mr.manipulation and mr.road_type == "any roads"
+
+
+def test_your_whole_vehicle_is_the_egos_and_room_beyond_the_tracks_is_traffic(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "room on the far side for your whole vehicle": the vehicle is the ego's, and the rule is about the queue
+    beyond the tracks (heavy traffic)."""
+    mr = best(
+        parser,
+        validator,
+        "Do not stop on railroad tracks. Start across only when there is room on the other side for your entire "
+        "vehicle, even when the traffic in front is slow.",
+        "california",
+    )
+    assert mr is not None and mr.road_type == "railroad crossings" and "heavy traffic" in mr.manipulation
+
+
+def test_children_crossing_near_a_school_are_in_the_school_area(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """Children "outside or crossing" near a school: the crossing, named only by its verb, is the school area's."""
+    mr = best(
+        parser,
+        validator,
+        "Keep to 25 mph close to a school when children are out or crossing.",
+        "california",
+    )
+    assert mr is not None and mr.road_type == "school area" and "child" in mr.manipulation

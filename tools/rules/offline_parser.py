@@ -638,7 +638,7 @@ class OntologyGroundedParser:
                 specific = []
         # A crossing that only a verb implies ("while children are crossing the street") gives way to the school
         # area the rule names ("within 500 feet of a school"): the children cross there.
-        verbal = [m for m in specific if _names_crossing(m) and m.gap == 0]
+        verbal = [m for m in specific if _names_crossing(m)]
         schools = [m for m in specific if m.term.normalised == "school area" and m not in verbal]
         named_crossing = any(m.term.normalised == "crosswalk" and not _names_crossing(m) for m in specific)
         if verbal and schools and not named_crossing:
