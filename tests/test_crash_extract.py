@@ -718,7 +718,15 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
 
 @pytest.mark.parametrize(
     ("light", "time"),
-    [("The streetlights were on and the pavement was dry.", "Nighttime"), ("The sun had not yet set.", "Daytime")],
+    [
+        ("The streetlights were on and the pavement was dry.", "Nighttime"),
+        ("The sun had not yet set.", "Daytime"),
+        # Lamps said to be on with words between, or headlights as the only light: night.
+        ("The overhead streetlights along this stretch were lit and the asphalt was dry.", "Nighttime"),
+        ("The only light at the scene came from the vehicles' headlights.", "Nighttime"),
+        # A sun ahead of the driver: day.
+        ("The driver said the sun was directly ahead and she could not see well.", "Daytime"),
+    ],
 )
 def test_streetlights_on_and_a_sun_not_yet_set(extractor: OfflineCrashExtractor, light: str, time: str) -> None:
     s = extract(
@@ -735,6 +743,7 @@ def test_streetlights_on_and_a_sun_not_yet_set(extractor: OfflineCrashExtractor,
         "A two-lane, one-way exit ramp from the interstate terminates at the road, controlled by a stop sign.",
         "It is normally a four-leg intersection, but the eastern leg was closed and barricaded for bridge work.",
         "A two-lane access road leaves the north side of the road; there is no roadway on the south side opposite it.",
+        "A two-lane, two-way township road that joins from the north meets it; a farm driveway lies opposite.",
     ],
 )
 def test_an_exit_ramp_that_ends_a_closed_leg_and_no_road_opposite_make_a_t(
@@ -760,3 +769,16 @@ def test_a_continuous_centre_turn_lane_named_after_the_lanes_in_each_direction(
         "a pole.",
     )
     assert s.to_safe()["Road network"]["No_lanes"] == 5
+
+
+def test_the_street_of_the_next_sentence_is_the_road_before_it(extractor: OfflineCrashExtractor) -> None:
+    """ "... a one-way downtown street. The street has three northbound travel lanes": the lanes are the one-way
+    street's (three, one way), not a new road's three per direction."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Honda Fit, was northbound in the left lane of a one-way city street. The street has "
+        "three northbound travel lanes and parking along both curbs. It was daylight. The front of V1 struck a "
+        "parked van.",
+    )
+    net = s.to_safe()["Road network"]
+    assert (net["No_lanes"], net["No_ways"]) == (3, 1)

@@ -48,6 +48,16 @@ def _lexicon() -> dict[str, Any]:
     return data
 
 
+# Light that only lamps give: streetlights said to be on, with words between ("the overhead streetlights along the
+# arterial were illuminated"), or headlights as the only light ("the only illumination came from the headlights").
+_LIT_BY_LAMPS = re.compile(
+    r"\bstreet\s?lights?\b[^.]{0,60}?\b(?:were|was)\s+(?:illuminated|on|lit|operating)\b"
+    r"|\b(?:only|sole)\s+(?:illumination|light|lighting)\b[^.]{0,50}?\bheadlights?\b"
+    r"|\blit\s+only\s+by\b[^.]{0,20}?\bheadlights?\b",
+    re.IGNORECASE,
+)
+
+
 def _phrase_re(phrases: list[str]) -> re.Pattern[str]:
     ordered = sorted({str(p).lower() for p in phrases}, key=len, reverse=True)
     return re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in ordered) + r")(?![\w-])", re.IGNORECASE)
@@ -112,7 +122,9 @@ _ONE_SIDED = re.compile(
     r"\b(?:from|on)\s+the\s+(?:north|south|east|west)\s+(?:side\s+)?only\b"
     r"|\bno\s+(?:north|south|east|west)\s+leg\b"
     r"|\bno\s+(?:street|road|roadway)\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
-    r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:was|is|had\s+been|has\s+been)\s+(?:closed|barricaded)\b",
+    r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:was|is|had\s+been|has\s+been)\s+(?:closed|barricaded)\b"
+    # "a two-lane road that joins from the south", "a county road that enters from the west": a branch from one side
+    r"|\b(?:that|which)\s+(?:joins|enters)\s+from\s+the\s+(?:north|south|east|west)\b",
     re.IGNORECASE,
 )
 # A ramp that carries traffic onto the road ("a two-lane ramp carrying traffic ... onto the northbound freeway", "a
@@ -225,6 +237,9 @@ _LANES_COUNTED = re.compile(
     r"(?!\s+(?:in\s+each|each\s+way|in\s+both|and\s+\w+\s+(?:north|south|east|west)bound))",
     re.IGNORECASE,
 )
+# A sentence that opens with the bare definite road noun refers back to the road before it ("... a one-way downtown
+# street. The street has three northbound travel lanes").
+_THE_SAME_ROAD = re.compile(r"(?:^|[.;]\s+)(?:the|this)\s+$", re.IGNORECASE)
 # A two-way left-turn lane is a centre lane, however the narrative places it.
 _CENTRE_TURN = re.compile(
     r"\bcent(?:er|re)[\s-]+(?:two-way[\s-]+)?(?:left[\s-]+)?turn(?:\s+lane)?\b|\btwo-way[\s-]+left[\s-]+turn[\s-]+lane\b",
@@ -281,6 +296,7 @@ class OfflineCrashExtractor:
         nouns = "|".join(re.escape(n) for n in lex.get("place_nouns") or ["\x00never\x00"])
         self._place = re.compile(rf"\)?[\s-]+(?:{nouns})s?\b", re.IGNORECASE)  # "the right (west) curb" too
         self._time = [(t, _phrase_re(ph)) for t, ph in lex["time_cues"].items()]
+        self._time.append(("Nighttime", _LIT_BY_LAMPS))
         self._clock_words = {w.lower() for w in lex.get("time_clock_words", [])}
         self._weather = [(w, _inflected_re(ph)) for w, ph in lex["weather_cues"].items()]
         # Clear-sky phrases other than the bare word, which is a verb in most narratives ("cleared the intersection").
@@ -526,6 +542,10 @@ class OfflineCrashExtractor:
                 continue
             noun = _road_noun_before(text, m.start() - 80, m.start()) or _ROAD_NOUN.search(text, m.end(), m.end() + 40)
             key = noun.start() if noun else m.start()
+            # "The street has three northbound travel lanes": "the street" is the road the last sentence described.
+            earlier = [k for k in found if k < key and key - k < 300]
+            if noun and key not in found and earlier and _THE_SAME_ROAD.search(text, max(0, key - 12), key):
+                key = max(earlier)
             road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
             if road["lanes"] is None:
                 one_way = road["ways"] == 1
