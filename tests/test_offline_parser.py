@@ -1454,3 +1454,18 @@ def test_children_crossing_near_a_school_are_in_the_school_area(
         "california",
     )
     assert mr is not None and mr.road_type == "school area" and "child" in mr.manipulation
+
+
+def test_weather_light_and_surface_rules_hold_on_any_road(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """The signals and stop signs a weather or light rule mentions are what is harder to see or stop for, not its
+    place: the MR is on any roads, as every development reference for weather, light and surface is."""
+    mr = best(
+        parser,
+        validator,
+        "Low sun glare in the morning can make traffic lights and stop signs hard to see, so slow down and use your "
+        "visor.",
+        "california",
+    )
+    assert mr is not None and mr.road_type == "any roads" and mr.verb == "replaces"

@@ -647,6 +647,11 @@ class OntologyGroundedParser:
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
         specific = self._own_places(model, analysis, manipulation)
+        # Weather, light and road surface hold wherever one drives: the signals, signs and crosswalks such a rule
+        # mentions ("sun glare can hide traffic signals", "brake sooner for traffic lights") are what is harder to
+        # see or stop for, not its place (the development references put every such MR on any roads).
+        if manipulation is not None and manipulation.category == "environment":
+            specific = []
         # A person on foot crosses at a crosswalk, marked or not ("Every intersection has a crosswalk ... yield to a
         # pedestrian crossing there"): where the rule names one, it is their place over the junction around it. (A
         # roundabout stays the place of the rule it heads: its crossings are part of it.)
