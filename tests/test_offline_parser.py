@@ -1469,3 +1469,12 @@ def test_weather_light_and_surface_rules_hold_on_any_road(
         "california",
     )
     assert mr is not None and mr.road_type == "any roads" and mr.verb == "replaces"
+
+
+def test_the_example_before_or_other_is_what_the_mr_adds(parser: OntologyGroundedParser) -> None:
+    """ "a deer or other animal": the deer is the thing to add; "other animal" only says what else is covered."""
+    a = parser.analyse(rule("Slow down if a deer or other animal stands at the side of the highway.", "california"))
+    assert [m.term.normalised for m in parser._ranked_manipulations(parser.region_model("california"), a)][:1] == [
+        "deer"
+    ]
+    assert any(m.term.normalised == "animal" and m.aside for m in a.manipulations)

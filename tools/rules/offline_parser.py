@@ -304,7 +304,7 @@ class OntologyGroundedParser:
             if mention in addressees or owner is not None:
                 mention.aside = True
         for mention in manip:
-            if _fronted_circumstance(mention, manip, toks):
+            if _fronted_circumstance(mention, manip, toks) or _kind_after_example(mention, manip, toks):
                 mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
         no_entry = _no_entry_sign(manip, toks)
@@ -921,6 +921,25 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
 _TURN_WORDS = frozenset({"turn", "turns", "turning", "u-turn", "u-turns"})
 _ON_FOOT = frozenset({"pedestrian", "person", "guide", "senior"})
 _ROUNDABOUT = frozenset({"roundabout", "roundabouts", "rotary", "circle"})
+
+
+def _kind_after_example(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
+    """The general kind after an example of it ("a deer or other animal", "buses and other large vehicles"): the
+    example is the thing an MR adds; the kind only says what else the rule covers."""
+    if m.term.category != "object":
+        return False
+    for o in mentions:
+        if o.term == m.term or o.term.category != "object" or o.end > m.start or m.start - o.end > 3:
+            continue
+        between = [t.word for t in toks[o.end : m.start]]
+        if "other" in between and set(between) <= {"or", "and", "other", "any", "an", "a"}:
+            return True
+    # The mention may itself start with "other" ("or other animals" matched as one phrase).
+    if toks[m.start].word == "other" and m.start >= 2 and toks[m.start - 1].word in {"or", "and"}:
+        return any(o.end == m.start - 1 and o.term != m.term and o.term.category == "object" for o in mentions)
+    return False
+
+
 _PASSING = frozenset({"pass", "passing", "overtake", "overtaking"})
 
 
