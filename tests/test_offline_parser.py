@@ -1478,3 +1478,16 @@ def test_the_example_before_or_other_is_what_the_mr_adds(parser: OntologyGrounde
         "deer"
     ]
     assert any(m.term.normalised == "animal" and m.aside for m in a.manipulations)
+
+
+def test_what_swerving_could_lead_to_is_no_subject(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """ "swerving may send you into oncoming traffic": a risk of the manoeuvre the rule warns against; the deer is
+    the subject."""
+    mr = best(
+        parser,
+        validator,
+        "When a deer runs onto the road, brake and stay in your lane; a sudden swerve could send you into oncoming "
+        "traffic.",
+        "california",
+    )
+    assert mr is not None and "deer" in mr.manipulation
