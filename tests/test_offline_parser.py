@@ -1491,3 +1491,15 @@ def test_what_swerving_could_lead_to_is_no_subject(parser: OntologyGroundedParse
         "california",
     )
     assert mr is not None and "deer" in mr.manipulation
+
+
+def test_lights_that_were_dark_are_out_of_order(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """ "the lights at a junction were dark": the signal's lights are out, which is no low light. (The word list
+    that says so was shadowed by a later constant of the same name, so "lights" never counted as a signal noun.)"""
+    mr = best(
+        parser,
+        validator,
+        "Where the lights at a junction were dark because of a power failure, stop as you would at a STOP sign.",
+        "california",
+    )
+    assert mr is not None and "low lighting" not in mr.manipulation

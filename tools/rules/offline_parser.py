@@ -1041,7 +1041,8 @@ _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "pro
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
-_SIGNAL_NOUNS = frozenset({"signal", "traffic"})
+# Words that make flashing lights a traffic signal's ("a flashing red traffic signal"), not a vehicle's own.
+_TRAFFIC_SIGNAL_WORDS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
 _NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "ramp", "ramps", "motorway", "motorways"})
 
@@ -1186,7 +1187,11 @@ def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None
 def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) -> Mention | None:
     """The vehicle whose flashing lights ``light`` is: a vehicle named before it in its sentence, when the light names
     no traffic signal ("a school bus is flashing its red lights", "a tow truck with amber lights flashing")."""
-    if not light.term.tokens or light.term.tokens[0] != "flashing" or set(tokens(light.surface)) & _SIGNAL_NOUNS:
+    if (
+        not light.term.tokens
+        or light.term.tokens[0] != "flashing"
+        or set(tokens(light.surface)) & _TRAFFIC_SIGNAL_WORDS
+    ):
         return None
     owners = [
         m
