@@ -311,16 +311,7 @@ class OntologyGroundedParser:
         if no_entry is not None:
             behaviors["keep current"] = behaviors.get("keep current", 0.0) + 1.0
             evidence.setdefault("keep current", []).append(no_entry.surface)
-        # "Never pass a vehicle that is stopped at a crosswalk": the ego stops behind it (someone may be crossing in
-        # front of it), so the passing ban is a stop, not keeping to its lane and pace.
-        passed = _passed_stopped_vehicle(manip, toks)
-        if passed is not None and behaviors.get("keep current", 0.0) > 0:
-            moved = min(2.0, behaviors["keep current"])
-            behaviors["keep current"] -= moved
-            if behaviors["keep current"] <= 0:
-                del behaviors["keep current"]
-            behaviors["slow down"] = behaviors.get("slow down", 0.0) + moved
-            evidence.setdefault("slow down", []).append(f"not to pass a {passed.surface}")
+        _stop_behind_a_stopped_vehicle(behaviors, evidence, manip, toks)
         return RuleAnalysis(rule, toks, manip, roads, behaviors, evidence, own_lights=own_lights)
 
     @staticmethod
@@ -941,6 +932,22 @@ def _kind_after_example(m: Mention, mentions: list[Mention], toks: list[Token]) 
 
 
 _PASSING = frozenset({"pass", "passing", "overtake", "overtaking"})
+
+
+def _stop_behind_a_stopped_vehicle(
+    behaviors: dict[str, float], evidence: dict[str, list[str]], mentions: list[Mention], toks: list[Token]
+) -> None:
+    """ "Never pass a vehicle that is stopped at a crosswalk": the ego stops behind it (someone may be crossing in
+    front of it), so the passing ban's cue weight moves from keep current to slow down."""
+    passed = _passed_stopped_vehicle(mentions, toks)
+    if passed is None or behaviors.get("keep current", 0.0) <= 0:
+        return
+    moved = min(2.0, behaviors["keep current"])
+    behaviors["keep current"] -= moved
+    if behaviors["keep current"] <= 0:
+        del behaviors["keep current"]
+    behaviors["slow down"] = behaviors.get("slow down", 0.0) + moved
+    evidence.setdefault("slow down", []).append(f"not to pass a {passed.surface}")
 
 
 def _passed_stopped_vehicle(mentions: list[Mention], toks: list[Token]) -> Mention | None:
