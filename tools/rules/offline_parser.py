@@ -594,6 +594,11 @@ class OntologyGroundedParser:
 
     def _own_places(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> list[Mention]:
         """The places of :meth:`places` that are the place of an MR about ``manipulation``."""
+        # Weather, light and road surface hold wherever one drives: the signals, signs and crosswalks such a rule
+        # mentions ("sun glare can hide traffic signals", "brake sooner for traffic lights") are what is harder to
+        # see or stop for, not its place (the development references put every such MR on any roads).
+        if manipulation is not None and manipulation.category == "environment":
+            return []
         specific = self.places(model, analysis)
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
@@ -634,15 +639,6 @@ class OntologyGroundedParser:
         named_crossing = any(m.term.normalised == "crosswalk" and not _names_crossing(m) for m in specific)
         if verbal and schools and not named_crossing:
             specific = schools
-        return specific
-
-    def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
-        specific = self._own_places(model, analysis, manipulation)
-        # Weather, light and road surface hold wherever one drives: the signals, signs and crosswalks such a rule
-        # mentions ("sun glare can hide traffic signals", "brake sooner for traffic lights") are what is harder to
-        # see or stop for, not its place (the development references put every such MR on any roads).
-        if manipulation is not None and manipulation.category == "environment":
-            specific = []
         # A person on foot crosses at a crosswalk, marked or not ("Every intersection has a crosswalk ... yield to a
         # pedestrian crossing there"): where the rule names one, it is their place over the junction around it. (A
         # roundabout stays the place of the rule it heads: its crossings are part of it.)
@@ -650,6 +646,10 @@ class OntologyGroundedParser:
         if manipulation is not None and _ON_FOOT & set(manipulation.tokens) and not roundabout:
             crossings = [m for m in specific if m.term.normalised == "crosswalk"]
             specific = crossings or specific
+        return specific
+
+    def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
+        specific = self._own_places(model, analysis, manipulation)
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
