@@ -295,12 +295,16 @@ class OfflineCrashExtractor:
         self._ramp = _phrase_re(lex["ramp_words"])
         nouns = "|".join(re.escape(n) for n in lex.get("place_nouns") or ["\x00never\x00"])
         self._place = re.compile(rf"\)?[\s-]+(?:{nouns})s?\b", re.IGNORECASE)  # "the right (west) curb" too
-        self._time = [(t, _phrase_re(ph)) for t, ph in lex["time_cues"].items()]
+        # The sun in view says both that it is day and that the sky is clear: one list serves both labels.
+        sun = list(lex.get("sun_in_view") or [])
+        time_cues = {t: [*ph, *sun] if t == "Daytime" else ph for t, ph in lex["time_cues"].items()}
+        weather_cues = {w: [*ph, *sun] if w == "Clear" else ph for w, ph in lex["weather_cues"].items()}
+        self._time = [(t, _phrase_re(ph)) for t, ph in time_cues.items()]
         self._time.append(("Nighttime", _LIT_BY_LAMPS))
         self._clock_words = {w.lower() for w in lex.get("time_clock_words", [])}
-        self._weather = [(w, _inflected_re(ph)) for w, ph in lex["weather_cues"].items()]
+        self._weather = [(w, _inflected_re(ph)) for w, ph in weather_cues.items()]
         # Clear-sky phrases other than the bare word, which is a verb in most narratives ("cleared the intersection").
-        self._clear_sky = _phrase_re([p for p in lex["weather_cues"].get("Clear", []) if p != "clear"] or ["\x00"])
+        self._clear_sky = _phrase_re([p for p in weather_cues.get("Clear", []) if p != "clear"] or ["\x00"])
         self._actions = [(a, _phrase_re(ph)) for a, ph in lex["action_cues"].items()]
         self._post = _phrase_re(lex["post_impact_words"])
         self._speeds: dict[str, float] = {k: float(v) for k, v in lex["default_speeds_mph"].items()}
