@@ -728,7 +728,11 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
         ("The driver said the sun was directly ahead and she could not see well.", "Daytime"),
     ],
 )
-def test_streetlights_on_and_a_sun_not_yet_set(extractor: OfflineCrashExtractor, light: str, time: str) -> None:
+def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
+    extractor: OfflineCrashExtractor, light: str, time: str
+) -> None:
+    """Streetlights on or headlights as the only light mean night; a sun not yet set or in the driver's view, day.
+    (The clock-time test above asks the same of a clock time.)"""
     s = extract(
         extractor,
         f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
