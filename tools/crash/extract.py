@@ -490,10 +490,22 @@ class OfflineCrashExtractor:
         """Lanes, ways, whether a ramp, and where the noun is, of each road the narrative describes, in order of
         mention.
 
-        Counts belong to the road noun that follows them ("a two-lane, two-way rural road", "a one-way
-        entrance ramp"), so one sentence can describe a ramp and the freeway it joins.
+        Four passes fill one table keyed by where each road noun is, each pass keeping what an earlier one found:
+        hyphenated counts before a road noun, counts per direction, a total "in all", and lanes counted after
+        a road noun.
         """
         found: dict[int, dict[str, Any]] = {}
+        self._hyphenated_counts(text, found)
+        self._counts_per_direction(text, found)
+        self._lanes_in_all(text, found)
+        self._lanes_counted(text, found)
+        return [
+            _Road(r["lanes"], r["ways"], r["ramp"], at) for at, r in sorted(found.items()) if r["lanes"] or r["ways"]
+        ]
+
+    def _hyphenated_counts(self, text: str, found: dict[int, dict[str, Any]]) -> None:
+        """Counts belong to the road noun that follows them ("a two-lane, two-way rural road", "a one-way
+        entrance ramp"), so one sentence can describe a ramp and the freeway it joins."""
         for m in _COUNT.finditer(text):
             if m.group("ways") and _TURN_LANE_AFTER.match(text, m.end()):
                 continue  # "a center two-way left turn lane" names a lane, not a two-way road
@@ -514,8 +526,10 @@ class OfflineCrashExtractor:
                 # "a two-lane road with a center two-way left turn lane": the turn lane is a third lane.
                 road["centre"] = True
                 road["lanes"] = (road["lanes"] or 0) + 1
-        # Counts per direction belong to the road noun just before them ("a divided roadway with three lanes in
-        # each direction"); a road whose lanes were already counted keeps its count.
+
+    def _counts_per_direction(self, text: str, found: dict[int, dict[str, Any]]) -> None:
+        """Counts per direction belong to the road noun just before them ("a divided roadway with three lanes in
+        each direction"); a road whose lanes were already counted keeps its count."""
         for pattern in (_EACH_WAY, _BOUND_PAIR):
             for m in pattern.finditer(text):
                 counts = [c for g in m.groups() if (c := self._count(g)) is not None]
@@ -529,7 +543,10 @@ class OfflineCrashExtractor:
                 road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
                 road["lanes"] = road["lanes"] or total
                 road["ways"] = road["ways"] or 2
-        # "each direction has a left-turn lane and two through lanes, giving six lanes in all": the total wins.
+
+    def _lanes_in_all(self, text: str, found: dict[int, dict[str, Any]]) -> None:
+        """A total "in all" wins over counts per direction: "each direction has a left-turn lane and two through lanes,
+        giving six lanes in all"."""
         for m in _LANES_IN_ALL.finditer(text):
             n = self._count(m.group("n") or m.group("m"))
             before = _road_noun_before(text, m.start() - 200, m.start())
@@ -537,9 +554,11 @@ class OfflineCrashExtractor:
                 continue
             road = found.setdefault(before.start(), {"lanes": None, "ways": None, "ramp": "ramp" in before.group(0)})
             road["lanes"] = n
-        # "a one-way street with three travel lanes", "the left of three eastbound lanes of a divided highway": lanes
-        # counted without a hyphenated count belong to the road noun before them (else the one just after); lanes
-        # given for one direction of a road that is not one-way are half its lanes.
+
+    def _lanes_counted(self, text: str, found: dict[int, dict[str, Any]]) -> None:
+        """Lanes counted in words ("a one-way street with three travel lanes", "the left of three eastbound lanes of a
+        divided highway") belong to the road noun before them, else the one just after; lanes given for one
+        direction of a road that is not one-way are half its lanes."""
         for m in _LANES_COUNTED.finditer(text):
             n = self._count(m.group("n"))
             if n is None or n > 8:
@@ -556,9 +575,6 @@ class OfflineCrashExtractor:
                 road["lanes"] = n if (one_way or not m.group("bound")) else 2 * n
                 if m.group("bound") and not one_way:
                     road["ways"] = road["ways"] or 2
-        return [
-            _Road(r["lanes"], r["ways"], r["ramp"], at) for at, r in sorted(found.items()) if r["lanes"] or r["ways"]
-        ]
 
     def _actor(
         self,
