@@ -1503,3 +1503,36 @@ def test_lights_that_were_dark_are_out_of_order(parser: OntologyGroundedParser, 
         "california",
     )
     assert mr is not None and "low lighting" not in mr.manipulation
+
+
+@pytest.mark.parametrize(
+    ("text", "road", "term"),
+    [
+        # an exception ("unless you are in an intersection") says where the ego may be, not where the rule is
+        (
+            "Give way to a fire truck sounding its siren: move to the right edge of the road and stop there, unless "
+            "you are in an intersection.",
+            "any roads",
+            "emergency vehicle",
+        ),
+        # a railroad crossing is a noun, not the crossing of a road, so trucks that must stop keep it as their place
+        (
+            "Trucks hauling fuel must come to a stop at each railroad crossing before going over the tracks; expect "
+            "them to stop.",
+            "railroad crossings",
+            None,
+        ),
+        # a signal named only as the thing compared to ("as you would a traffic signal") stands nowhere
+        (
+            "Where a lane is closed for road repairs, do what a flagger shows you, as you would a traffic signal.",
+            "any roads",
+            "flagger",
+        ),
+    ],
+)
+def test_exceptions_railroad_crossings_and_comparisons_as_places(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str, term: str | None
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == road, mr
+    assert term is None or term in mr.manipulation.lower(), mr

@@ -575,7 +575,9 @@ class OntologyGroundedParser:
 
         A place said not to be there ("even if they are not in a crosswalk", "if there is no crosswalk") is no place
         of the rule, nor is one named only as a fallback after something absent ("If there is no limit line, stop
-        before the crosswalk"): the rule's place is then what its sign or signal implies.
+        before the crosswalk"): the rule's place is then what its sign or signal implies. Nor is a place in an
+        exception ("unless you are in an intersection") or one implied by a sign or signal that is only compared to
+        ("as you would a traffic signal").
         """
         absent = [m for m in analysis.road_types + analysis.manipulations if m.absent]
         absent_terms = {m.term.normalised for m in absent}
@@ -590,6 +592,8 @@ class OntologyGroundedParser:
                 or any(_lacks(m, a, analysis.tokens) for a in absent)
             )
             and not _fallback_place(m, analysis.tokens)
+            and not _compared_to(m, analysis.tokens)
+            and not _excepted(m, analysis.tokens)
         ]
 
     def _own_places(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> list[Mention]:
@@ -883,8 +887,25 @@ def _clause_words_before(m: Mention, toks: list[Token], n: int) -> list[str]:
 
 
 def _names_crossing(m: Mention) -> bool:
-    """A place named by crossing ("cross the road", "crossing the street") rather than by a noun."""
-    return bool({"cross", "crossing"} & set(tokens(m.surface)))
+    """A place named by crossing ("cross the road", "crossing the street") rather than by a noun (a railroad or
+    level crossing is a noun)."""
+    words = set(tokens(m.surface))
+    return bool({"cross", "crossing"} & words) and not _RAIL_CROSSING_WORDS & words
+
+
+_RAIL_CROSSING_WORDS = frozenset({"railroad", "railway", "rail", "level", "train"})
+
+
+def _compared_to(m: Mention, toks: list[Token]) -> bool:
+    """A place that a sign or signal implies, where the sign or signal is only what something is compared to ("obey
+    the flagger as you would a traffic signal", "treat it like a STOP sign"): nothing stands there."""
+    if not {"sign", "signal", "light"} & set(tokens(m.surface)):
+        return False
+    before = _clause_words_before(m, toks, 5)
+    return any(_find(before, cue) >= 0 for cue in _COMPARISON_CUES)
+
+
+_COMPARISON_CUES = (("as", "you", "would"), ("like",), ("same", "as"), ("just", "as"))
 
 
 def _absent(m: Mention, toks: list[Token]) -> bool:
@@ -1033,6 +1054,13 @@ def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
 
 
 _EGO_THERE = (("if", "you", "are"), ("if", "you", "re"), ("not", "stop", "in"), ("not", "stop", "inside"))
+
+
+def _excepted(m: Mention, toks: list[Token]) -> bool:
+    """A place in an exception for where the ego may be ("stop, unless you are in an intersection"): the rule holds
+    everywhere else."""
+    before = _clause_words_before(m, toks, 6)
+    return any(_find(before, cue) >= 0 for cue in (("unless", "you", "are"), ("unless", "you", "re")))
 
 
 def _forbidden_u_turn(m: Mention, toks: list[Token]) -> bool:
