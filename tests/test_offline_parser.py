@@ -1536,3 +1536,26 @@ def test_exceptions_railroad_crossings_and_comparisons_as_places(
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == road, mr
     assert term is None or term in mr.manipulation.lower(), mr
+
+
+@pytest.mark.parametrize(
+    ("region", "text"),
+    [
+        (
+            "germany",
+            "Vehicles must wait before the St. Andrew's cross or at the stop line when red light signals are shown or "
+            "a train is coming.",
+        ),
+        (
+            "california",
+            "Stop at the crossbuck when the red lights flash and the gate comes down; do not start over the tracks "
+            "until the train has gone.",
+        ),
+    ],
+)
+def test_the_lights_and_stop_line_of_a_railroad_crossing_are_the_crossings(
+    parser: OntologyGroundedParser, region: str, text: str
+) -> None:
+    """Red lights and a stop line imply a junction, except in a rule about a railroad crossing (its St. Andrew's
+    cross, crossbuck or train): there they are the crossing's."""
+    assert parser.parse(rule(text, region=region))[0].mr.road_type == "railroad crossings"

@@ -654,6 +654,14 @@ class OntologyGroundedParser:
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
         specific = self._own_places(model, analysis, manipulation)
+        # The lights, stop line and barriers of a rule about a railroad crossing (its St. Andrew's cross, its train)
+        # are the crossing's: they imply no junction.
+        rail = self._railroad_cue(model, analysis)
+        if rail is not None and specific:
+            junction_cues = [m for m in specific if _SIGNAL_PLACE_WORDS & set(tokens(m.surface))]
+            if len(junction_cues) == len(specific):
+                return rail
+            specific = [m for m in specific if m not in junction_cues]
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
@@ -677,6 +685,19 @@ class OntologyGroundedParser:
             road = model.term("road_type", model.implied_roads[manipulation.normalised])
             return road, f"implied by {manipulation.text}"
         return model.any_roads, "no specific place named"
+
+    @staticmethod
+    def _railroad_cue(model: _RegionModel, analysis: RuleAnalysis) -> tuple[Term, str] | None:
+        """The railroad crossing a rule's own St. Andrew's cross, crossbuck, railway employee or train implies (a
+        streetcar or light rail vehicle runs in the street and implies none)."""
+        for m in analysis.manipulations:
+            road = model.implied_roads.get(m.term.normalised)
+            if m.ruled_out or m.aside or road is None or "crossing" not in road:
+                continue
+            if _STREET_RAIL & set(tokens(m.surface)) or "light rail" in m.surface.lower():
+                continue
+            return model.term("road_type", road), f"at the railroad crossing of '{m.surface}'"
+        return None
 
     @staticmethod
     def _behaviour(analysis: RuleAnalysis, road: Term, manipulation: Term | None) -> tuple[str, str]:
@@ -894,6 +915,8 @@ def _names_crossing(m: Mention) -> bool:
 
 
 _RAIL_CROSSING_WORDS = frozenset({"railroad", "railway", "rail", "level", "train"})
+# Words of a place cue that a signal, line or barrier implies ("the stop line", "red light signals").
+_SIGNAL_PLACE_WORDS = frozenset({"light", "arrow", "signal", "lamp", "line", "barrier", "gate"})
 
 
 def _compared_to(m: Mention, toks: list[Token]) -> bool:
