@@ -1559,3 +1559,15 @@ def test_the_lights_and_stop_line_of_a_railroad_crossing_are_the_crossings(
     """Red lights and a stop line imply a junction, except in a rule about a railroad crossing (its St. Andrew's
     cross, crossbuck or train): there they are the crossing's."""
     assert parser.parse(rule(text, region=region))[0].mr.road_type == "railroad crossings"
+
+
+def test_a_driving_school_is_no_school_area(parser: OntologyGroundedParser) -> None:
+    """ "Driving school example: ..." teaches a rule; the junction it then names is the rule's place."""
+    mr = parser.parse(
+        rule(
+            "Driving school example: you drive through a residential area at 30 km/h. At the next junction there is "
+            "no sign, so the vehicle coming from the street on your right has priority.",
+            region="germany",
+        )
+    )[0].mr
+    assert mr.road_type == "intersection", mr
