@@ -1571,3 +1571,15 @@ def test_a_driving_school_is_no_school_area(parser: OntologyGroundedParser) -> N
         )
     )[0].mr
     assert mr.road_type == "intersection", mr
+
+
+def test_when_a_hazard_is_most_likely_is_an_aside(parser: OntologyGroundedParser) -> None:
+    """ "above all at dusk and at night" says when the animals come, like "especially": the darkness is no subject."""
+    mr = parser.parse(
+        rule(
+            "The warning sign for wild animals means deer may step onto the road, above all at dusk and at night near "
+            "woods. Reduce your speed.",
+            region="germany",
+        )
+    )[0].mr
+    assert "lighting" not in mr.manipulation, mr
