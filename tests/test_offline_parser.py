@@ -1583,3 +1583,16 @@ def test_when_a_hazard_is_most_likely_is_an_aside(parser: OntologyGroundedParser
         )
     )[0].mr
     assert "lighting" not in mr.manipulation, mr
+
+
+def test_a_traffic_calmed_area_is_no_30_zone(parser: OntologyGroundedParser) -> None:
+    """Sign 325.1 (a traffic-calmed area, walking speed) is another sign than Sign 274.1 (a 30 km/h zone): the
+    children and pedestrians it lets use the street are what the MR adds."""
+    mr = parser.parse(
+        rule(
+            "In a traffic-calmed area, drive no faster than walking pace: children may play on the whole width of the "
+            "street.",
+            region="germany",
+        )
+    )[0].mr
+    assert "30 km/h" not in mr.manipulation and "child" in mr.manipulation, mr
