@@ -786,3 +786,19 @@ def test_the_street_of_the_next_sentence_is_the_road_before_it(extractor: Offlin
     )
     net = s.to_safe()["Road network"]
     assert (net["No_lanes"], net["No_ways"]) == (3, 1)
+
+
+def test_a_three_leg_junction_and_a_single_travel_lane(extractor: OfflineCrashExtractor) -> None:
+    """A drive that forms "a three-leg junction" with the road makes a T; a one-way street "with a single travel lane"
+    has one lane, so the branch of this T is one lane, one way."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2015 Kia Soul, was westbound on Oak Avenue, a two-lane, two-way road. Vehicle two (V2), "
+        "a 2009 Chevrolet Malibu, was southbound on Elm Lane, a one-way street with a single travel lane that meets "
+        "Oak Avenue from the north, forming a three-leg junction. It was daylight. V2 pulled out and the front of V1 "
+        "struck its left side.",
+    )
+    out = s.to_safe()
+    assert out["Road type"] == "T-intersection", out
+    net = out["Road network"]
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (2, 1, 1), net

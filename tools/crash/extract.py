@@ -230,10 +230,10 @@ _TURN_LANE_AFTER = re.compile(r"[\s-]+(?:left[\s-]+)?turn(?:ing)?[\s-]+lane", re
 _WITH_CENTRE = re.compile(
     r"\s+with\s+an?\s+cent(?:er|re)\s+(?:two-way\s+)?(?:left[\s-]+)?turn(?:ing)?\s+lane", re.IGNORECASE
 )
-# Lanes counted in words, not as "N-lane": "with three travel lanes", "three eastbound lanes" (not "... in each
-# direction" or a pair of directions, which count per direction).
+# Lanes counted in words, not as "N-lane": "with three travel lanes", "three eastbound lanes", "a single travel lane"
+# (not "... in each direction" or a pair of directions, which count per direction).
 _LANES_COUNTED = re.compile(
-    rf"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?{_WIDTH}(?:through\s+|travel\s+)?lanes\b"
+    rf"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?{_WIDTH}(?:through\s+|travel\s+)?(?P<noun>lanes?)\b"
     r"(?!\s+(?:in\s+each|each\s+way|in\s+both|and\s+\w+\s+(?:north|south|east|west)bound))",
     re.IGNORECASE,
 )
@@ -561,8 +561,8 @@ class OfflineCrashExtractor:
         direction of a road that is not one-way are half its lanes."""
         for m in _LANES_COUNTED.finditer(text):
             n = self._count(m.group("n"))
-            if n is None or n > 8:
-                continue
+            if n is None or n > 8 or (m.group("noun").lower() == "lane") != (n == 1):
+                continue  # "a single travel lane" counts one; "two lane" is a hyphenless "two-lane", counted before
             noun = _road_noun_before(text, m.start() - 80, m.start()) or _ROAD_NOUN.search(text, m.end(), m.end() + 40)
             key = noun.start() if noun else m.start()
             # "The street has three northbound travel lanes": "the street" is the road the last sentence described.
