@@ -1596,3 +1596,15 @@ def test_a_traffic_calmed_area_is_no_30_zone(parser: OntologyGroundedParser) -> 
         )
     )[0].mr
     assert "30 km/h" not in mr.manipulation and "child" in mr.manipulation, mr
+
+
+def test_a_car_door_is_no_vehicle(parser: OntologyGroundedParser) -> None:
+    """The car doors that riders keep clear of belong to parked cars: the bicyclist is what the MR adds."""
+    mr = parser.parse(
+        rule(
+            "Sharrows are painted in the lane to keep riders away from car doors, and they remind drivers that a "
+            "bicyclist may take the full lane. Stay back a safe distance.",
+            region="california",
+        )
+    )[0].mr
+    assert "bicyclist" in mr.manipulation, mr
