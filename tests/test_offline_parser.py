@@ -1608,3 +1608,17 @@ def test_a_car_door_is_no_vehicle(parser: OntologyGroundedParser) -> None:
         )
     )[0].mr
     assert "bicyclist" in mr.manipulation, mr
+
+
+def test_a_motor_vehicle_said_to_turn_is_a_turning_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "a delivery truck in front of you is turning right": the truck's own clause says it turns, so the MR adds a
+    turning vehicle, and the validator counts it as named."""
+    mr = best(
+        parser,
+        validator,
+        "When a delivery truck in front of you is turning right, do not squeeze in between it and the curb.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "a turning vehicle", mr

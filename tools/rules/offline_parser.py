@@ -35,6 +35,7 @@ __all__ = ["OFFLINE_PARSER_NAME", "OntologyGroundedParser", "RuleAnalysis", "beh
 OFFLINE_PARSER_NAME = "offline:ontology-grounded"
 
 _ANY_ROADS = "any roads"
+_MOTOR_VEHICLE = "motor vehicle"
 _LIGHTING = re.compile(r"light|dark|glare|night|dusk|dawn")
 _SURFACE = re.compile(r"road|ice|mud|gravel|pothole|slippery|flood")
 
@@ -492,6 +493,10 @@ class OntologyGroundedParser:
                 kind = min(kinds, key=lambda m: abs(m.start - top.start))
                 ranked[0] = dataclasses.replace(top, term=kind.term, via="specialised")
                 ranked = [ranked[0], *(m for m in ranked[1:] if m.term != kind.term)]
+        turning = self.turning_vehicle(model, analysis)
+        if ranked and turning is not None and ranked[0].term.normalised == _MOTOR_VEHICLE:
+            ranked[0] = dataclasses.replace(ranked[0], term=turning, via="specialised")
+            ranked = [ranked[0], *(m for m in ranked[1:] if m.term != turning)]
         if ranked and ranked[0].term.normalised in model.specialised:
             target = model.specialised[ranked[0].term.normalised]
             for match in model.implied_matcher.find(analysis.tokens):
@@ -568,6 +573,17 @@ class OntologyGroundedParser:
                 surface = " ".join(t.raw for t in analysis.tokens[match.start : match.end])
                 implied.append(Mention(term, match.start, match.end, 0, "implied", surface, 0.0))
         return implied
+
+    @staticmethod
+    def turning_vehicle(model: _RegionModel, analysis: RuleAnalysis) -> Term | None:
+        """The turning vehicle a motor vehicle is where its own clause says it turns ("When a truck ahead of you is
+        turning right", "trucks swing wide to make turns"), else None."""
+        turning = model.vocabulary.lookup("manipulation", "turning vehicle")
+        said = any(
+            m.term.normalised == _MOTOR_VEHICLE and not m.ruled_out and _said_to_turn(m, analysis.tokens)
+            for m in analysis.manipulations
+        )
+        return turning if said else None
 
     @staticmethod
     def places(model: _RegionModel, analysis: RuleAnalysis) -> list[Mention]:
@@ -915,6 +931,16 @@ def _names_crossing(m: Mention) -> bool:
 
 
 _RAIL_CROSSING_WORDS = frozenset({"railroad", "railway", "rail", "level", "train"})
+
+
+def _said_to_turn(m: Mention, toks: list[Token]) -> bool:
+    """The mention's own clause goes on to say it turns ("a truck ahead of you is turning right", "trucks swing
+    wide")."""
+    clause = toks[m.start].clause
+    after = [t.word for t in toks[m.end : m.end + 6] if t.clause == clause]
+    return bool({"turning", "turn"} & set(after)) or _find(after, ("swing", "wide")) >= 0
+
+
 # Words of a place cue that a signal, line or barrier implies ("the stop line", "red light signals").
 _SIGNAL_PLACE_WORDS = frozenset({"light", "arrow", "signal", "lamp", "line", "barrier", "gate"})
 
