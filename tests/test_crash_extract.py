@@ -802,3 +802,40 @@ def test_a_three_leg_junction_and_a_single_travel_lane(extractor: OfflineCrashEx
     assert out["Road type"] == "T-intersection", out
     net = out["Road network"]
     assert (net["No_lanes_main_road"], net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (2, 1, 1), net
+
+
+@pytest.mark.parametrize(
+    "road_words",
+    [
+        # a named road in apposition, then "ends at"
+        "Birch Court, a two-lane, two-way residential street, ends at the north edge of a four-lane, two-way highway",
+        # a road that runs on and then terminates
+        "a two-lane, two-way access drive runs north out of the lot and terminates at a four-lane, two-way highway",
+        # a side street that meets the other road from one side
+        "a two-lane, two-way side street that meets a four-lane, two-way highway from the south",
+        # the stem of a T, and a road that T's into another
+        "a two-lane, two-way gravel road forms the stem of a T at a four-lane, two-way highway",
+        "a two-lane, two-way gravel road T's into a four-lane, two-way highway from the south",
+        # a long clause that "... and ends at the highway"
+        "Cedar Street, which is a two-lane, two-way street lined with houses, comes in from the south and ends at the "
+        "four-lane, two-way highway",
+        # a closed leg, said with the junction named and an adverb
+        "a two-lane, two-way street crosses a four-lane, two-way highway; the south leg of this junction was "
+        "permanently closed with a curb",
+    ],
+)
+def test_ts_said_in_other_words_and_the_wider_road_goes_through(
+    extractor: OfflineCrashExtractor, road_words: str
+) -> None:
+    """Ways of saying a road meets another in a T. Where nothing says which road ends, the wider road is the main
+    road (every T of the development cases and read probe sets has main lanes >= branch lanes)."""
+    s = extract(
+        extractor,
+        f"The crash happened where {road_words}. It was daylight. Vehicle one (V1), a 2013 Ford Focus, was eastbound "
+        "on the highway. Vehicle two (V2), a 2010 Honda Civic, pulled out from the street and the front of V1 struck "
+        "its left side.",
+    )
+    out = s.to_safe()
+    assert out["Road type"] == "T-intersection", out
+    net = out["Road network"]
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (4, 2), net

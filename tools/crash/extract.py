@@ -108,13 +108,21 @@ _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkwa
 # An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial") is a T's branch too.
 _ROAD_ENDS = re.compile(
     rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+from\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+)?)?)"
-    r"(?:,?\s+(?:that|which))?\s+"
+    # "Maple Lane, a two-lane residential street, ends at ...", "the ramp runs east and terminates at ..."
+    r",?(?:\s+(?:that|which))?(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went)\s+[\w-]+(?:\s+[\w-]+){0,5}?"
+    r"\s+and)?\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
 )
-# "a gravel road approaching its end at a boulevard": the road before "its end" is the branch.
-_END_AT = re.compile(r"\bits\s+end\s+at\b", re.IGNORECASE)
+# "a gravel road approaching its end at a boulevard": the road before "its end" is the branch. So is the road of a
+# clause that "... and ends at the avenue" ("Second Street, which carries two lanes, comes in from the west and ends at
+# the avenue"), however long the clause.
+_END_AT = re.compile(
+    r"\bits\s+end\s+at\b"
+    rf"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:the|an?)\s+(?:[\w,-]+\s+){{0,3}}?(?:{_STREET_NOUNS}|arterial)\b",
+    re.IGNORECASE,
+)
 # A road that meets another from one side only ("meets the highway from the east only", "joins it from the south
 # side only", "there is no west leg", "no street continues north", "no roadway on the south side opposite it"), or
 # a four-leg junction with one leg closed ("the eastern leg was closed and barricaded"), makes a T.
@@ -122,9 +130,12 @@ _ONE_SIDED = re.compile(
     r"\b(?:from|on)\s+the\s+(?:north|south|east|west)\s+(?:side\s+)?only\b"
     r"|\bno\s+(?:north|south|east|west)\s+leg\b"
     r"|\bno\s+(?:street|road|roadway)\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
-    r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:was|is|had\s+been|has\s+been)\s+(?:closed|barricaded)\b"
+    r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:of\s+(?:this|the)\s+(?:junction|intersection)\s+)?"
+    r"(?:was|is|had\s+been|has\s+been)\s+(?:\w+ly\s+)?(?:closed|barricaded)\b"
     # "a two-lane road that joins from the south", "a county road that enters from the west": a branch from one side
-    r"|\b(?:that|which)\s+(?:joins|enters)\s+from\s+the\s+(?:north|south|east|west)\b",
+    # "a side street that meets the arterial from the west"
+    r"|\b(?:that|which)\s+(?:joins|enters|meets)(?:\s+(?:the|an?|it)(?:\s+[\w,-]+){0,3}?)?\s+from\s+the\s+"
+    r"(?:north|south|east|west)\b",
     re.IGNORECASE,
 )
 # A ramp that carries traffic onto the road ("a two-lane ramp carrying traffic ... onto the northbound freeway", "a
@@ -351,7 +362,8 @@ class OfflineCrashExtractor:
             # signalized intersection approximately 100 m to the east") is not the crash's place.
             here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
-            if here or (road_type == "T-intersection" and (_ROAD_ENDS.search(pre) or _ONE_SIDED.search(pre))):
+            ends = _ROAD_ENDS.search(pre) or _END_AT.search(pre) or _ONE_SIDED.search(pre)
+            if here or (road_type == "T-intersection" and ends):
                 return road_type
             if road_type == "Merge" and _ONTO_RAMP.search(pre):
                 return road_type
@@ -445,6 +457,10 @@ class OfflineCrashExtractor:
             if ending is not None:
                 # The road that ends at the other is the branch, whichever the narrative described first.
                 branch, first = ending, next(r for r in main if r is not ending)
+            elif branch.lanes and first.lanes and branch.lanes > first.lanes:
+                # Where nothing says which road ends, the wider one goes through: in every T of the development
+                # cases and the read probe sets (62), the main road has at least as many lanes as the branch.
+                branch, first = first, branch
             net["main_lanes"] = first.lanes or defaults.main_lanes
             net["main_ways"] = first.ways or defaults.main_ways
             if branch is none and _EXIT_RAMP.search(text):
