@@ -839,3 +839,41 @@ def test_ts_said_in_other_words_and_the_wider_road_goes_through(
     assert out["Road type"] == "T-intersection", out
     net = out["Road network"]
     assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (4, 2), net
+
+
+@pytest.mark.parametrize(
+    ("conditions", "time", "weather"),
+    [
+        ("The luminaires over the junction were on. Snowflakes were falling.", "Nighttime", "Snowy"),
+        ("It was late morning, and both drivers were using their windshield wipers.", "Daytime", "Rainy"),
+        (
+            "It was daylight. Snow that had fallen the night before lay on the shoulders, but it was not snowing and "
+            "the sky was cloudy.",
+            "Daytime",
+            "Cloudy",
+        ),
+    ],
+)
+def test_lamps_flakes_wipers_and_snow_that_had_fallen(
+    extractor: OfflineCrashExtractor, conditions: str, time: str, weather: str
+) -> None:
+    """Luminaires that were on say night; snowflakes say snow; wipers in use say rain; snow that had fallen the day
+    before is not snow falling."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2016 Subaru Outback, was northbound on a two-lane, two-way road. "
+        f"{conditions} The front of V1 struck the back of Vehicle two (V2), a 2012 Ford Fusion.",
+    )
+    assert (s.env.time, s.env.weather) == (time, weather)
+
+
+def test_an_odd_lane_count_already_holds_its_centre_turn_lane(extractor: OfflineCrashExtractor) -> None:
+    """ "a five-lane arterial with a center turn lane" is five lanes (two each way and the turn lane); "a four-lane
+    road with a center turn lane" would be five too."""
+    for road in ("a five-lane urban arterial with a center turn lane", "a four-lane road with a center turn lane"):
+        s = extract(
+            extractor,
+            f"Vehicle one (V1), a 2016 Subaru Outback, was northbound on {road}. It was daylight. The front of V1 "
+            "struck the back of Vehicle two (V2), a 2012 Ford Fusion.",
+        )
+        assert s.to_safe()["Road network"]["No_lanes"] == 5, road

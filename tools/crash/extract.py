@@ -48,10 +48,11 @@ def _lexicon() -> dict[str, Any]:
     return data
 
 
-# Light that only lamps give: streetlights said to be on, with words between ("the overhead streetlights along the
+# Light that only lamps give: streetlights (or luminaires) said to be on, with words between ("the overhead streetlights along the
 # arterial were illuminated"), or headlights as the only light ("the only illumination came from the headlights").
 _LIT_BY_LAMPS = re.compile(
-    r"\bstreet\s?lights?\b[^.]{0,60}?\b(?:were|was)\s+(?:illuminated|on|lit|operating)\b"
+    r"\b(?:street\s?lights?|luminaires?|overhead\s+(?:lights|lamps))\b[^.]{0,60}?\b(?:were|was)\s+"
+    r"(?:illuminated|on|lit|operating)\b"
     r"|\b(?:only|sole)\s+(?:illumination|light|lighting)\b[^.]{0,50}?\bheadlights?\b"
     r"|\blit\s+only\s+by\b[^.]{0,20}?\bheadlights?\b",
     re.IGNORECASE,
@@ -188,9 +189,10 @@ _NEGATED = re.compile(
     re.IGNORECASE,
 )
 # Weather said to be over before the crash: "Rain had ended about an hour earlier", "a thunderstorm had passed
-# through", "snow had fallen the previous day".
+# through", "snow had fallen the previous day", "Snow that had fallen the day before".
 _ENDED = re.compile(
-    r"\s+(?:had\s+)?(?:ended|stopped|ceased|cleared|passed|lifted|let\s+up|tapered\s+off)\b|\s+had\s+fallen\b",
+    r"\s+(?:(?:that|which)\s+)?(?:had\s+)?(?:ended|stopped|ceased|cleared|passed|lifted|let\s+up|tapered\s+off)\b"
+    r"|\s+(?:(?:that|which)\s+)?had\s+fallen\b",
     re.IGNORECASE,
 )
 # "it had rained earlier in the evening": weather said to be earlier was over before the crash.
@@ -539,9 +541,11 @@ class OfflineCrashExtractor:
             if road["ways"] is None and re.search(r"\bdivided\b", between, re.IGNORECASE):
                 road["ways"] = 2
             if m.group("lanes") and noun and not road.get("centre") and _WITH_CENTRE.match(text, noun.end()):
-                # "a two-lane road with a center two-way left turn lane": the turn lane is a third lane.
+                # "a two-lane road with a center two-way left turn lane": the turn lane is a third lane. An odd count
+                # ("a five-lane arterial with a center turn lane") already holds it.
                 road["centre"] = True
-                road["lanes"] = (road["lanes"] or 0) + 1
+                if (road["lanes"] or 0) % 2 == 0:
+                    road["lanes"] = (road["lanes"] or 0) + 1
 
     def _counts_per_direction(self, text: str, found: dict[int, dict[str, Any]]) -> None:
         """Counts per direction belong to the road noun just before them ("a divided roadway with three lanes in
