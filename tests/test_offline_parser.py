@@ -1622,3 +1622,16 @@ def test_a_motor_vehicle_said_to_turn_is_a_turning_vehicle(
         "california",
     )
     assert mr is not None and mr.manipulation == "a turning vehicle", mr
+
+
+def test_a_place_lacks_something_only_within_its_sentence(parser: OntologyGroundedParser) -> None:
+    """ "stop before the crosswalk. With no crosswalk, ...": the next sentence's missing crosswalk does not make the
+    fallback crosswalk a place said to lack something (it stays a fallback, and the STOP sign's junction is the place)."""
+    mr = parser.parse(
+        rule(
+            "Octagonal red STOP sign: Stop fully at the limit line. With no limit line, stop before the crosswalk. "
+            "With no crosswalk, stop before entering the intersection.",
+            region="california",
+        )
+    )[0].mr
+    assert mr.road_type == "intersection", mr

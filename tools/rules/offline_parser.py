@@ -1039,7 +1039,10 @@ _LACKING_GLUE = frozenset({"with", "no", "without", "that", "which", "has", "hav
 
 def _lacks(place: Mention, absent: Mention, toks: list[Token]) -> bool:
     """A place said to lack something ("At intersections with no traffic signals or signs", "a crossing without
-    gates"): the place is there, only what it lacks is not."""
+    gates"): the place is there, only what it lacks is not. (Within one sentence: "stop before the crosswalk. With no
+    crosswalk, ..." says the next sentence's case.)"""
+    if toks[place.start].sentence != toks[absent.start].sentence:
+        return False
     between = [t.word for t in toks[place.end : absent.start]]
     return 0 < len(between) <= 3 and set(between) <= _LACKING_GLUE and bool({"no", "without"} & set(between))
 
