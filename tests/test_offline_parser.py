@@ -1635,3 +1635,15 @@ def test_a_place_lacks_something_only_within_its_sentence(parser: OntologyGround
         )
     )[0].mr
     assert mr.road_type == "intersection", mr
+
+
+def test_a_turn_into_or_out_of_a_driveway_names_no_junction(parser: OntologyGroundedParser) -> None:
+    """ "cross them only to turn left into or out of a driveway": the turn is into a property, so the lines' rule stays
+    on any road and keeps the lane."""
+    mr = parser.parse(
+        rule(
+            "Two solid yellow lines mean no passing. You may cross them only to turn left into or out of a driveway.",
+            region="california",
+        )
+    )[0].mr
+    assert (mr.road_type, mr.expected_behavior) == ("any roads", "keep current"), mr

@@ -1075,11 +1075,12 @@ _SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
 
 
 def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
-    """A turn into a property ("turn left into a driveway"), or a bare "turn"/"turning" coordinated with a manoeuvre
+    """A turn into a property ("turn left into a driveway", "turn left into or out of a driveway"), or a bare
+    "turn"/"turning" coordinated with a manoeuvre
     made anywhere ("turning or backing up", "parking or turning"), is driving in general, not a place."""
     clause = toks[m.start].clause
     turn = any(t.word in {"turn", "turning", "turns"} for t in toks[m.start : m.end])
-    after = [t.word for t in toks[m.end : m.end + 4] if t.clause == clause]
+    after = [t.word for t in toks[m.end : m.end + 8] if t.clause == clause]
     if turn and any(w in _OFF_ROAD_PLACES for w in after):
         return True
     if m.end - m.start != 1 or toks[m.start].word not in _BARE_TURN:
