@@ -1647,3 +1647,15 @@ def test_a_turn_into_or_out_of_a_driveway_names_no_junction(parser: OntologyGrou
         )
     )[0].mr
     assert (mr.road_type, mr.expected_behavior) == ("any roads", "keep current"), mr
+
+
+def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedParser) -> None:
+    """The orange-triangle emblem marks any vehicle built to go slowly (farm machinery, carts): the MR adds a vehicle."""
+    mr = parser.parse(
+        rule(
+            "A vehicle carrying an orange triangle with a red border is a slow-moving vehicle. Slow down early when you "
+            "come up behind one.",
+            region="california",
+        )
+    )[0].mr
+    assert mr.manipulation == "a vehicle", mr
