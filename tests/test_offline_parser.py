@@ -1659,3 +1659,14 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
         )
     )[0].mr
     assert mr.manipulation == "a vehicle", mr
+
+
+def test_a_roundabouts_crosswalk_is_part_of_it(parser: OntologyGroundedParser) -> None:
+    """The crosswalk at a roundabout's entry is part of the roundabout: the rule's place is the junction."""
+    mr = parser.parse(
+        rule(
+            "As you come to a roundabout, reduce speed and give way to people walking and riding bikes at the crosswalk",
+            region="california",
+        )
+    )[0].mr
+    assert mr.road_type == "intersection", mr

@@ -661,9 +661,11 @@ class OntologyGroundedParser:
             specific = schools
         # A person on foot crosses at a crosswalk, marked or not ("Every intersection has a crosswalk ... yield to a
         # pedestrian crossing there"): where the rule names one, it is their place over the junction around it. (A
-        # roundabout stays the place of the rule it heads: its crossings are part of it.)
-        roundabout = any(_ROUNDABOUT & set(tokens(m.surface)) for m in specific)
-        if manipulation is not None and _ON_FOOT & set(manipulation.tokens) and not roundabout:
+        # roundabout stays the place of the rule it names: its crossings are part of it.)
+        roundabout = [m for m in specific if _ROUNDABOUT & set(tokens(m.surface))]
+        if roundabout:
+            return [m for m in specific if m.term.normalised != "crosswalk"]
+        if manipulation is not None and _ON_FOOT & set(manipulation.tokens):
             crossings = [m for m in specific if m.term.normalised == "crosswalk"]
             specific = crossings or specific
         return specific
