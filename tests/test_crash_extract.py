@@ -877,3 +877,18 @@ def test_an_odd_lane_count_already_holds_its_centre_turn_lane(extractor: Offline
             "struck the back of Vehicle two (V2), a 2012 Ford Fusion.",
         )
         assert s.to_safe()["Road network"]["No_lanes"] == 5, road
+
+
+def test_the_exit_ramp_that_ends_at_a_route_is_a_ts_branch(extractor: OfflineCrashExtractor) -> None:
+    """ "left the freeway on an exit ramp ... The ramp curves north and terminates at a two-lane route": the bare
+    "ramp" is the exit ramp, and it ends in a T with a one-lane, one-way branch."""
+    s = extract(
+        extractor,
+        "It was daylight. Vehicle one (V1), a 2011 Mazda 3, left the freeway on a single-lane, one-way exit ramp. The "
+        "ramp curves north and terminates at a stop sign on a two-lane, two-way state route. The front of Vehicle two "
+        "(V2), a 2015 Dodge Ram, struck the left side of V1 as it turned left.",
+    )
+    out = s.to_safe()
+    assert out["Road type"] == "T-intersection", out
+    net = out["Road network"]
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (2, 1, 1), net

@@ -110,7 +110,8 @@ _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkwa
 _ROAD_ENDS = re.compile(
     rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+from\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+)?)?)"
     # "Maple Lane, a two-lane residential street, ends at ...", "the ramp runs east and terminates at ..."
-    r",?(?:\s+(?:that|which))?(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went)\s+[\w-]+(?:\s+[\w-]+){0,5}?"
+    r",?(?:\s+(?:that|which))?(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends|bent)\s+"
+    r"[\w-]+(?:\s+[\w-]+){0,5}?"
     r"\s+and)?\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
@@ -146,6 +147,14 @@ _ONTO_RAMP = re.compile(
     re.IGNORECASE,
 )
 _EXIT_RAMP = re.compile(r"\b(?:exit|off)[\s-]ramp\b", re.IGNORECASE)
+# "The ramp runs east and terminates at a stop sign on a two-lane state route", after the narrative named an exit ramp:
+# the bare "ramp" is that exit ramp, and it ends in a T.
+_RAMP_ENDS = re.compile(
+    r"\bramp\b(?:,?\s+(?:that|which))?(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends"
+    r"|bent)\s+[\w-]+"
+    r"(?:\s+[\w-]+){0,5}?\s+and)?\s+(?:ends|ended|terminates|terminated)\s+at\b",
+    re.IGNORECASE,
+)
 # "giving six lanes in all", "a total of five lanes": the road's whole count, over counts given per direction.
 _LANES_IN_ALL = re.compile(
     r"\b(?:(?P<n>\w+)\s+lanes\s+(?:in\s+all|in\s+total|total)|a\s+total\s+of\s+(?P<m>\w+)\s+lanes)\b", re.IGNORECASE
@@ -364,7 +373,12 @@ class OfflineCrashExtractor:
             # signalized intersection approximately 100 m to the east") is not the crash's place.
             here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
-            ends = _ROAD_ENDS.search(pre) or _END_AT.search(pre) or _ONE_SIDED.search(pre)
+            ends = (
+                _ROAD_ENDS.search(pre)
+                or _END_AT.search(pre)
+                or _ONE_SIDED.search(pre)
+                or (_EXIT_RAMP.search(pre) and _RAMP_ENDS.search(pre))
+            )
             if here or (road_type == "T-intersection" and ends):
                 return road_type
             if road_type == "Merge" and _ONTO_RAMP.search(pre):
