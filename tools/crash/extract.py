@@ -106,13 +106,16 @@ _STRIKE = re.compile(
 # is its branch. Ramps end in merges, not here.
 # Nouns of a road that can end at another (a ramp ends in a merge instead).
 _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector"
+# A road that runs on before it ends: "runs south into the plaza and terminates at", "curves north and ends at".
+_RUNS_ON_AND = (
+    r"(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends|bent)\s+[\w-]+"
+    r"(?:\s+[\w-]+){0,5}?\s+and)?"
+)
 # An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial") is a T's branch too.
 _ROAD_ENDS = re.compile(
     rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+from\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+)?)?)"
     # "Maple Lane, a two-lane residential street, ends at ...", "the ramp runs east and terminates at ..."
-    r",?(?:\s+(?:that|which))?(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends|bent)\s+"
-    r"[\w-]+(?:\s+[\w-]+){0,5}?"
-    r"\s+and)?\s+"
+    rf",?(?:\s+(?:that|which))?{_RUNS_ON_AND}\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
     re.IGNORECASE,
@@ -150,9 +153,7 @@ _EXIT_RAMP = re.compile(r"\b(?:exit|off)[\s-]ramp\b", re.IGNORECASE)
 # "The ramp runs east and terminates at a stop sign on a two-lane state route", after the narrative named an exit ramp:
 # the bare "ramp" is that exit ramp, and it ends in a T.
 _RAMP_ENDS = re.compile(
-    r"\bramp\b(?:,?\s+(?:that|which))?(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends"
-    r"|bent)\s+[\w-]+"
-    r"(?:\s+[\w-]+){0,5}?\s+and)?\s+(?:ends|ended|terminates|terminated)\s+at\b",
+    rf"\bramp\b(?:,?\s+(?:that|which))?{_RUNS_ON_AND}\s+(?:ends|ended|terminates|terminated)\s+at\b",
     re.IGNORECASE,
 )
 # "giving six lanes in all", "a total of five lanes": the road's whole count, over counts given per direction.
