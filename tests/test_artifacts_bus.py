@@ -21,7 +21,7 @@ from runners.clients.tl import upload_dataset
 from runners.config import DrivemtConfig
 from runners.host.daemon import Daemon
 from tests.helpers import FIXTURES, Recorder, rule
-from tools.common.artifacts import RunLayout
+from tools.common.artifacts import LocalArtifactStore, RunLayout
 from tools.crash.files import read_case
 from tools.crash.models import SimOptions
 from tools.tl.synth import synth_tl
@@ -168,3 +168,19 @@ async def test_submit_cases_from_another_data_dir_sends_frames_through_the_objec
     assert reports, text[-2000:]
     # The daemon's agents read the frames from the bucket into their own cache: the client's folder is not theirs.
     assert list((tmp_path / "daemon" / "runs").rglob("frame_00.png"))
+
+
+def test_a_local_put_replaces_the_file_whole(tmp_path: Path) -> None:
+    """A put writes beside the file and moves it into place: the old content or the new, never a half-written file,
+    and no partial file is left behind or listed (a reader polling for a report must not read it half-drawn)."""
+    store = LocalArtifactStore(tmp_path / "runs")
+    store.put("b1/crashes.html", "<p>first</p>")
+    store.put("b1/crashes.html", "<p>second, longer</p>")
+    source = tmp_path / "sketch.jpg"
+    source.write_bytes(b"\xff\xd8 jpeg")
+    store.put("b1/sketch.jpg", source)
+    folder = tmp_path / "runs" / "b1"
+    assert sorted(p.name for p in folder.iterdir()) == ["crashes.html", "sketch.jpg"]
+    assert store.get("b1/crashes.html") == b"<p>second, longer</p>" and store.get("b1/sketch.jpg") == b"\xff\xd8 jpeg"
+    (folder / ".crashes.html.0123.part").write_text("<p>half")  # a put under way in another process
+    assert store.list("b1") == ["b1/crashes.html", "b1/sketch.jpg"]

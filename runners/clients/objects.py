@@ -17,7 +17,6 @@ import base64
 import builtins
 import contextlib
 import hashlib
-import shutil
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
@@ -31,7 +30,7 @@ from nats.js.object_store import ObjectStore
 
 from bus import Bus, BusSettings, Subjects
 from bus.errors import BusError
-from tools.common.artifacts import check_ref
+from tools.common.artifacts import check_ref, write_whole
 
 __all__ = ["ObjectArtifactStore", "sha256_digest"]
 
@@ -215,13 +214,7 @@ class ObjectArtifactStore:
         """Upload bytes, text or a local file under ``ref`` (and keep it in the cache); return the ref."""
         ref = check_ref(ref)
         dest = self._cache(ref)
-        if isinstance(data, Path):
-            if data.resolve() != dest.resolve():
-                shutil.copyfile(data, dest)
-        elif isinstance(data, str):
-            dest.write_text(data, encoding="utf-8")
-        else:
-            dest.write_bytes(data)
+        write_whole(dest, data)
         self._upload(ref, dest)
         return ref
 

@@ -14,7 +14,9 @@ Where each artefact of a batch goes is decided here, by :class:`RunLayout`, and 
 from __future__ import annotations
 
 import builtins
+import os
 import shutil
+import uuid
 from pathlib import Path, PurePosixPath
 from typing import Protocol, runtime_checkable
 
@@ -96,6 +98,33 @@ class ArtifactStore(Protocol):
         ...
 
 
+def write_whole(dest: Path, data: bytes | str | Path) -> None:
+    """Write ``data`` (bytes, text, or a local file copied in) to ``dest`` beside it first, then move it there in one
+    step: a reader (a report open in a browser, the console, a worker waiting for the file) sees the old file or the
+    whole new one, never half of it."""
+    if isinstance(data, Path) and data.resolve() == dest.resolve():
+        return
+    tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}{_PARTIAL}")
+    try:
+        if isinstance(data, Path):
+            shutil.copyfile(data, tmp)
+        elif isinstance(data, str):
+            tmp.write_text(data, encoding="utf-8")
+        else:
+            tmp.write_bytes(data)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+_PARTIAL = ".part"
+
+
+def _partial(path: Path) -> bool:
+    """A file :func:`write_whole` is still writing."""
+    return path.name.startswith(".") and path.name.endswith(_PARTIAL)
+
+
 class LocalArtifactStore:
     """Artefacts in a local folder: a ref is a path under ``root``.
 
@@ -120,16 +149,9 @@ class LocalArtifactStore:
         return path
 
     def put(self, ref: str, data: bytes | str | Path) -> str:
-        """Write ``data`` (bytes, text, or a local file copied in) under ``ref``."""
+        """Write ``data`` (bytes, text, or a local file copied in) under ``ref``, whole (:func:`write_whole`)."""
         ref = check_ref(ref)
-        dest = self.local_path(ref)
-        if isinstance(data, Path):
-            if data.resolve() != dest.resolve():
-                shutil.copyfile(data, dest)
-        elif isinstance(data, str):
-            dest.write_text(data, encoding="utf-8")
-        else:
-            dest.write_bytes(data)
+        write_whole(self.local_path(ref), data)
         return ref
 
     def get(self, ref: str) -> bytes:
@@ -145,7 +167,7 @@ class LocalArtifactStore:
         base = self.root / check_ref(prefix)
         if not base.is_dir():
             return []
-        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
+        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file() and not _partial(p))
 
     def pull(self, prefix: str) -> Path:
         """The folder of ``prefix`` (already local)."""
