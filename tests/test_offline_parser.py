@@ -1626,7 +1626,7 @@ def test_a_motor_vehicle_said_to_turn_is_a_turning_vehicle(
 
 def test_a_place_lacks_something_only_within_its_sentence(parser: OntologyGroundedParser) -> None:
     """ "stop before the crosswalk. With no crosswalk, ...": the next sentence's missing crosswalk does not make the
-    fallback crosswalk a place said to lack something (it stays a fallback, and the STOP sign's junction is the place)."""
+    fallback crosswalk a place said to lack something (it stays a fallback; the STOP sign's junction is the place)."""
     mr = parser.parse(
         rule(
             "Octagonal red STOP sign: Stop fully at the limit line. With no limit line, stop before the crosswalk. "

@@ -48,8 +48,9 @@ def _lexicon() -> dict[str, Any]:
     return data
 
 
-# Light that only lamps give: streetlights (or luminaires) said to be on, with words between ("the overhead streetlights along the
-# arterial were illuminated"), or headlights as the only light ("the only illumination came from the headlights").
+# Light that only lamps give: streetlights (or luminaires) said to be on, with words between ("the overhead
+# streetlights along the arterial were illuminated"), or headlights as the only light ("the only illumination came from
+# the headlights").
 _LIT_BY_LAMPS = re.compile(
     r"\b(?:street\s?lights?|luminaires?|overhead\s+(?:lights|lamps))\b[^.]{0,60}?\b(?:were|was)\s+"
     r"(?:illuminated|on|lit|operating)\b"
@@ -125,7 +126,8 @@ _ROAD_ENDS = re.compile(
 # the avenue"), however long the clause.
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
-    rf"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:the|an?)\s+(?:[\w,-]+\s+){{0,3}}?(?:{_STREET_NOUNS}|arterial)\b",
+    r"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:the|an?)\s+(?:[\w,-]+\s+){0,3}?"
+    rf"(?:{_STREET_NOUNS}|arterial)\b",
     re.IGNORECASE,
 )
 # A road that meets another from one side only ("meets the highway from the east only", "joins it from the south
@@ -524,8 +526,7 @@ class OfflineCrashExtractor:
         mention.
 
         Four passes fill one table keyed by where each road noun is, each pass keeping what an earlier one found:
-        hyphenated counts before a road noun, counts per direction, a total "in all", and lanes counted after
-        a road noun.
+        hyphenated counts before a road noun, counts per direction, a total "in all", and lanes counted in words.
         """
         found: dict[int, dict[str, Any]] = {}
         self._hyphenated_counts(text, found)

@@ -943,10 +943,6 @@ def _said_to_turn(m: Mention, toks: list[Token]) -> bool:
     return bool({"turning", "turn"} & set(after)) or _find(after, ("swing", "wide")) >= 0
 
 
-# Words of a place cue that a signal, line or barrier implies ("the stop line", "red light signals").
-_SIGNAL_PLACE_WORDS = frozenset({"light", "arrow", "signal", "lamp", "line", "barrier", "gate"})
-
-
 def _compared_to(m: Mention, toks: list[Token]) -> bool:
     """A place that a sign or signal implies, where the sign or signal is only what something is compared to ("obey
     the flagger as you would a traffic signal", "treat it like a STOP sign"): nothing stands there."""
@@ -1078,8 +1074,8 @@ _SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
 
 def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
     """A turn into a property ("turn left into a driveway", "turn left into or out of a driveway"), or a bare
-    "turn"/"turning" coordinated with a manoeuvre
-    made anywhere ("turning or backing up", "parking or turning"), is driving in general, not a place."""
+    "turn"/"turning" coordinated with a manoeuvre made anywhere ("turning or backing up", "parking or turning"), is
+    driving in general, not a place."""
     clause = toks[m.start].clause
     turn = any(t.word in {"turn", "turning", "turns"} for t in toks[m.start : m.end])
     after = [t.word for t in toks[m.end : m.end + 8] if t.clause == clause]
@@ -1115,7 +1111,10 @@ def _excepted(m: Mention, toks: list[Token]) -> bool:
     """A place in an exception for where the ego may be ("stop, unless you are in an intersection"): the rule holds
     everywhere else."""
     before = _clause_words_before(m, toks, 6)
-    return any(_find(before, cue) >= 0 for cue in (("unless", "you", "are"), ("unless", "you", "re")))
+    return any(_find(before, cue) >= 0 for cue in _EXCEPTION_CUES)
+
+
+_EXCEPTION_CUES = (("unless", "you", "are"), ("unless", "you", "re"))
 
 
 def _forbidden_u_turn(m: Mention, toks: list[Token]) -> bool:
@@ -1131,6 +1130,8 @@ _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "pro
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
+# Words of a place cue that a signal, line or barrier implies ("the stop line", "red light signals").
+_SIGNAL_PLACE_WORDS = frozenset({"line", "barrier", "gate"}) | _LIGHT_WORDS
 # Words that make flashing lights a traffic signal's ("a flashing red traffic signal"), not a vehicle's own.
 _TRAFFIC_SIGNAL_WORDS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
