@@ -1670,3 +1670,17 @@ def test_a_roundabouts_crosswalk_is_part_of_it(parser: OntologyGroundedParser) -
         )
     )[0].mr
     assert mr.road_type == "intersection", mr
+
+
+def test_a_place_named_before_an_absence_stays(parser: OntologyGroundedParser) -> None:
+    """ "stopped to let passengers off and there is no safety zone": the stop is named before the missing safety zone,
+    so it stays the rule's place (a place named after an absence, "If there is no limit line, stop before the
+    crosswalk", is still a fallback)."""
+    mr = parser.parse(
+        rule(
+            "When a trolley has stopped to let passengers off and there is no safety zone, stop behind its rear door "
+            "until the riders reach the curb.",
+            region="california",
+        )
+    )[0].mr
+    assert mr.road_type == "bus stopping", mr

@@ -596,15 +596,13 @@ class OntologyGroundedParser:
         ("as you would a traffic signal").
         """
         absent = [m for m in analysis.road_types + analysis.manipulations if m.absent]
-        absent_terms = {m.term.normalised for m in absent}
-        absent_sentences = {analysis.tokens[m.start].sentence for m in absent}
         return [
             m
             for m in analysis.road_types
             if m.term.normalised != model.any_roads.normalised
             and not m.ruled_out
             and (
-                (m.term.normalised not in absent_terms and analysis.tokens[m.start].sentence not in absent_sentences)
+                not any(_said_absent(m, a, analysis.tokens) for a in absent)
                 or any(_lacks(m, a, analysis.tokens) for a in absent)
             )
             and not _fallback_place(m, analysis.tokens)
@@ -1033,6 +1031,15 @@ def _passed_stopped_vehicle(mentions: list[Mention], toks: list[Token]) -> Menti
 
 
 _LACKING_GLUE = frozenset({"with", "no", "without", "that", "which", "has", "have", "any", "a", "an", "the"})
+
+
+def _said_absent(place: Mention, absent: Mention, toks: list[Token]) -> bool:
+    """The place is the thing said to be absent ("if there is no crosswalk ... the crosswalk"), or a fallback named
+    after an absence in its sentence ("If there is no limit line, stop before the crosswalk"). A place named before
+    the absence ("a streetcar stopped to let passengers on, and there is no safety zone") stays."""
+    if tokens(place.surface) == tokens(absent.surface):
+        return True
+    return toks[place.start].sentence == toks[absent.start].sentence and place.start > absent.start
 
 
 def _lacks(place: Mention, absent: Mention, toks: list[Token]) -> bool:
