@@ -30,7 +30,7 @@ from nats.js.object_store import ObjectStore
 
 from bus import Bus, BusSettings, Subjects
 from bus.errors import BusError
-from tools.common.artifacts import check_ref, write_whole
+from tools.common.artifacts import check_ref, is_partial, partial_path, write_whole
 
 __all__ = ["ObjectArtifactStore", "sha256_digest"]
 
@@ -182,7 +182,7 @@ class ObjectArtifactStore:
 
     def _download(self, ref: str, dest: Path) -> None:
         """Fetch an object into ``dest`` (written aside and renamed; nats-py checks its digest)."""
-        part = dest.with_name(dest.name + ".part")
+        part = partial_path(dest)
 
         async def get() -> None:
             with part.open("wb") as fh:
@@ -287,7 +287,7 @@ class ObjectArtifactStore:
             return []
         have = self._names()
         sent = []
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".part")):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and not is_partial(p)):
             ref = path.relative_to(self.root).as_posix()
             info = have.get(ref)
             if info is None or info.digest != sha256_digest(path):

@@ -104,7 +104,7 @@ def write_whole(dest: Path, data: bytes | str | Path) -> None:
     whole new one, never half of it."""
     if isinstance(data, Path) and data.resolve() == dest.resolve():
         return
-    tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}{_PARTIAL}")
+    tmp = partial_path(dest)
     try:
         if isinstance(data, Path):
             shutil.copyfile(data, tmp)
@@ -120,8 +120,13 @@ def write_whole(dest: Path, data: bytes | str | Path) -> None:
 _PARTIAL = ".part"
 
 
-def _partial(path: Path) -> bool:
-    """A file :func:`write_whole` is still writing."""
+def partial_path(dest: Path) -> Path:
+    """Where a file for ``dest`` is written before it is moved into place: beside it, hidden, and unique per writer."""
+    return dest.with_name(f".{dest.name}.{uuid.uuid4().hex}{_PARTIAL}")
+
+
+def is_partial(path: Path) -> bool:
+    """A file still being written (:func:`partial_path`): listings and uploads skip it."""
     return path.name.startswith(".") and path.name.endswith(_PARTIAL)
 
 
@@ -167,7 +172,7 @@ class LocalArtifactStore:
         base = self.root / check_ref(prefix)
         if not base.is_dir():
             return []
-        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file() and not _partial(p))
+        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file() and not is_partial(p))
 
     def pull(self, prefix: str) -> Path:
         """The folder of ``prefix`` (already local)."""
