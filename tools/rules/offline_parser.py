@@ -374,7 +374,7 @@ class OntologyGroundedParser:
 
     def _colour_mentions(self, model: _RegionModel, toks: list[Token], masked: frozenset[int]) -> list[Mention]:
         words = [t.word for t in toks]
-        if not any(_find(words, ctx) >= 0 for ctx in model.signal_context):
+        if not _has_any(words, model.signal_context):
             return []
         out: list[Mention] = []
         for i, tok in enumerate(toks):
@@ -418,7 +418,7 @@ class OntologyGroundedParser:
                 w in model.trigger_words and lo + i not in set_phrase and lo + i not in stop_place
                 for i, w in enumerate(before)
             )
-            or any(_find(before, p) >= 0 for p in model.trigger_phrases)
+            or _has_any(before, model.trigger_phrases)
         ):
             score += 1.0
         # "This includes roller skates, a skateboard": a sentence that opens by listing what the previous one's
@@ -432,7 +432,7 @@ class OntologyGroundedParser:
         own = [t.word for t in toks[lo : m.start] if t.clause != opening]
         # What a person holds ("a crossing guard holding a STOP sign", "a flagger holding a SLOW paddle") is theirs.
         held = bool(set(own[-3:]) & _HOLDING)
-        if held or (any(_find(own, sec) >= 0 for sec in model.secondary) and not defining):
+        if held or (_has_any(own, model.secondary) and not defining):
             score -= 1.5
             m.aside = True
         window = [t.word for t in toks[max(lo, m.start - 6) : m.end] if t.clause != opening]
@@ -442,7 +442,7 @@ class OntologyGroundedParser:
         # "Do not drive to the left of them except to turn left into a driveway or at an intersection": an exception
         # runs to the end of its clause.
         excepted = "except" in [t.word for t in toks[lo : m.start] if t.clause == toks[m.start].clause]
-        if m.absent or excepted or any(_find(window, ex) >= 0 for ex in model.exclusions):
+        if m.absent or excepted or _has_any(window, model.exclusions):
             score -= 3.0  # "other than a vehicle or bicycle", "without stop signs": named only to be ruled out
             m.ruled_out = True
         if sentence == 0 and toks[m.start].clause == toks[0].clause:
@@ -694,8 +694,7 @@ class OntologyGroundedParser:
             return model.any_roads, named[0].surface
         # A streetcar or light rail vehicle runs in the street: it implies no railroad crossing.
         street_rail = manipulation is not None and any(
-            m.term == manipulation and (_STREET_RAIL & set(tokens(m.surface)) or "light rail" in m.surface.lower())
-            for m in analysis.manipulations
+            m.term == manipulation and _runs_in_the_street(m) for m in analysis.manipulations
         )
         if manipulation is not None and manipulation.normalised in model.implied_roads and not street_rail:
             road = model.term("road_type", model.implied_roads[manipulation.normalised])
@@ -710,7 +709,7 @@ class OntologyGroundedParser:
             road = model.implied_roads.get(m.term.normalised)
             if m.ruled_out or m.aside or road is None or "crossing" not in road:
                 continue
-            if _STREET_RAIL & set(tokens(m.surface)) or "light rail" in m.surface.lower():
+            if _runs_in_the_street(m):
                 continue
             return model.term("road_type", road), f"at the railroad crossing of '{m.surface}'"
         return None
@@ -887,6 +886,11 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
     return -1
 
 
+def _has_any(words: Sequence[str], phrases: Sequence[tuple[str, ...]]) -> bool:
+    """Whether any of ``phrases`` occurs in ``words``."""
+    return any(_find(words, phrase) >= 0 for phrase in phrases)
+
+
 _CONJUNCTIONS = frozenset({"or", "and", "nor"})
 _GENERIC_VEHICLE_WORDS = frozenset({"a", "an", "the", "another", "other", "any", "car", "cars", "vehicle", "vehicles"})
 _MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "convoy", "car"})
@@ -947,7 +951,7 @@ def _compared_to(m: Mention, toks: list[Token]) -> bool:
     if not {"sign", "signal", "light"} & set(tokens(m.surface)):
         return False
     before = _clause_words_before(m, toks, 5)
-    return any(_find(before, cue) >= 0 for cue in _COMPARISON_CUES)
+    return _has_any(before, _COMPARISON_CUES)
 
 
 _COMPARISON_CUES = (("as", "you", "would"), ("like",), ("same", "as"), ("just", "as"))
@@ -1108,7 +1112,7 @@ def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
     """ "If you are (already) in an intersection", "do not stop inside an intersection": a clause that says where
     the ego is, or where it is not to stop on its way."""
     before = _clause_words_before(m, toks, 6)
-    return any(_find(before, cue) >= 0 for cue in _EGO_THERE)
+    return _has_any(before, _EGO_THERE)
 
 
 _EGO_THERE = (("if", "you", "are"), ("if", "you", "re"), ("not", "stop", "in"), ("not", "stop", "inside"))
@@ -1118,7 +1122,7 @@ def _excepted(m: Mention, toks: list[Token]) -> bool:
     """A place in an exception for where the ego may be ("stop, unless you are in an intersection"): the rule holds
     everywhere else."""
     before = _clause_words_before(m, toks, 6)
-    return any(_find(before, cue) >= 0 for cue in _EXCEPTION_CUES)
+    return _has_any(before, _EXCEPTION_CUES)
 
 
 _EXCEPTION_CUES = (("unless", "you", "are"), ("unless", "you", "re"))
@@ -1142,6 +1146,14 @@ _SIGNAL_PLACE_WORDS = frozenset({"line", "barrier", "gate"}) | _LIGHT_WORDS
 # Words that make flashing lights a traffic signal's ("a flashing red traffic signal"), not a vehicle's own.
 _TRAFFIC_SIGNAL_WORDS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
+
+
+def _runs_in_the_street(m: Mention) -> bool:
+    """A rail vehicle named as a streetcar, tram, trolley or light rail vehicle: it runs in the street, not over a
+    railroad crossing."""
+    return bool(_STREET_RAIL & set(tokens(m.surface))) or "light rail" in m.surface.lower()
+
+
 _NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "ramp", "ramps", "motorway", "motorways"})
 
 
