@@ -788,17 +788,26 @@ def test_the_street_of_the_next_sentence_is_the_road_before_it(extractor: Offlin
     assert (net["No_lanes"], net["No_ways"]) == (3, 1)
 
 
-def test_a_three_leg_junction_and_a_single_travel_lane(extractor: OfflineCrashExtractor) -> None:
-    """A drive that forms "a three-leg junction" with the road makes a T; a one-way street "with a single travel lane"
-    has one lane, so the branch of this T is one lane, one way."""
-    s = extract(
-        extractor,
+@pytest.mark.parametrize(
+    "narrative",
+    [
+        # a drive that forms "a three-leg junction" with the road makes a T; a one-way street "with a single travel
+        # lane" has one lane
         "Vehicle one (V1), a 2015 Kia Soul, was westbound on Oak Avenue, a two-lane, two-way road. Vehicle two (V2), "
         "a 2009 Chevrolet Malibu, was southbound on Elm Lane, a one-way street with a single travel lane that meets "
         "Oak Avenue from the north, forming a three-leg junction. It was daylight. V2 pulled out and the front of V1 "
         "struck its left side.",
-    )
-    out = s.to_safe()
+        # "left the freeway on an exit ramp ... The ramp curves north and terminates at a two-lane route": the bare
+        # "ramp" is the exit ramp, and it ends in a T
+        "It was daylight. Vehicle one (V1), a 2011 Mazda 3, left the freeway on a single-lane, one-way exit ramp. The "
+        "ramp curves north and terminates at a stop sign on a two-lane, two-way state route. The front of Vehicle two "
+        "(V2), a 2015 Dodge Ram, struck the left side of V1 as it turned left.",
+    ],
+)
+def test_a_t_with_a_one_lane_one_way_branch(extractor: OfflineCrashExtractor, narrative: str) -> None:
+    """T-junctions said as "a three-leg junction" or by an exit ramp that terminates at a road, each with a one-lane,
+    one-way branch off a two-lane road."""
+    out = extract(extractor, narrative).to_safe()
     assert out["Road type"] == "T-intersection", out
     net = out["Road network"]
     assert (net["No_lanes_main_road"], net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (2, 1, 1), net
@@ -877,18 +886,3 @@ def test_an_odd_lane_count_already_holds_its_centre_turn_lane(extractor: Offline
             "struck the back of Vehicle two (V2), a 2012 Ford Fusion.",
         )
         assert s.to_safe()["Road network"]["No_lanes"] == 5, road
-
-
-def test_the_exit_ramp_that_ends_at_a_route_is_a_ts_branch(extractor: OfflineCrashExtractor) -> None:
-    """ "left the freeway on an exit ramp ... The ramp curves north and terminates at a two-lane route": the bare
-    "ramp" is the exit ramp, and it ends in a T with a one-lane, one-way branch."""
-    s = extract(
-        extractor,
-        "It was daylight. Vehicle one (V1), a 2011 Mazda 3, left the freeway on a single-lane, one-way exit ramp. The "
-        "ramp curves north and terminates at a stop sign on a two-lane, two-way state route. The front of Vehicle two "
-        "(V2), a 2015 Dodge Ram, struck the left side of V1 as it turned left.",
-    )
-    out = s.to_safe()
-    assert out["Road type"] == "T-intersection", out
-    net = out["Road network"]
-    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (2, 1, 1), net

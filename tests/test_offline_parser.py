@@ -1539,38 +1539,75 @@ def test_exceptions_railroad_crossings_and_comparisons_as_places(
 
 
 @pytest.mark.parametrize(
-    ("region", "text"),
+    ("region", "text", "road", "behaviour"),
     [
+        # red lights and a stop line imply a junction, except in a rule about a railroad crossing (its St. Andrew's
+        # cross, crossbuck or train): there they are the crossing's
         (
             "germany",
             "Vehicles must wait before the St. Andrew's cross or at the stop line when red light signals are shown or "
             "a train is coming.",
+            "railroad crossings",
+            None,
         ),
         (
             "california",
             "Stop at the crossbuck when the red lights flash and the gate comes down; do not start over the tracks "
             "until the train has gone.",
+            "railroad crossings",
+            None,
+        ),
+        # "Driving school example: ..." teaches a rule; the junction it then names is the rule's place
+        (
+            "germany",
+            "Driving school example: you drive through a residential area at 30 km/h. At the next junction there is "
+            "no sign, so the vehicle coming from the street on your right has priority.",
+            "intersection",
+            None,
+        ),
+        # "stop before the crosswalk. With no crosswalk, ...": the next sentence's missing crosswalk does not make the
+        # fallback crosswalk a place said to lack something (it stays a fallback; the STOP sign's junction is the place)
+        (
+            "california",
+            "Octagonal red STOP sign: Stop fully at the limit line. With no limit line, stop before the crosswalk. "
+            "With no crosswalk, stop before entering the intersection.",
+            "intersection",
+            None,
+        ),
+        # "cross them only to turn left into or out of a driveway": the turn is into a property, so the lines' rule
+        # stays on any road and keeps the lane
+        (
+            "california",
+            "Two solid yellow lines mean no passing. You may cross them only to turn left into or out of a driveway.",
+            "any roads",
+            "keep current",
+        ),
+        # the crosswalk at a roundabout's entry is part of the roundabout: the rule's place is the junction
+        (
+            "california",
+            "As you come to a roundabout, reduce speed and give way to people walking and riding bikes at the crosswalk",
+            "intersection",
+            None,
+        ),
+        # "stopped to let passengers off and there is no safety zone": the stop is named before the missing safety
+        # zone, so it stays the rule's place (a place named after an absence, "If there is no limit line, stop before
+        # the crosswalk", is still a fallback)
+        (
+            "california",
+            "When a trolley has stopped to let passengers off and there is no safety zone, stop behind its rear door "
+            "until the riders reach the curb.",
+            "bus stopping",
+            None,
         ),
     ],
 )
-def test_the_lights_and_stop_line_of_a_railroad_crossing_are_the_crossings(
-    parser: OntologyGroundedParser, region: str, text: str
+def test_railroad_lights_driving_schools_fallbacks_driveways_roundabouts_and_absences_as_places(
+    parser: OntologyGroundedParser, region: str, text: str, road: str, behaviour: str | None
 ) -> None:
-    """Red lights and a stop line imply a junction, except in a rule about a railroad crossing (its St. Andrew's
-    cross, crossbuck or train): there they are the crossing's."""
-    assert parser.parse(rule(text, region=region))[0].mr.road_type == "railroad crossings"
-
-
-def test_a_driving_school_is_no_school_area(parser: OntologyGroundedParser) -> None:
-    """ "Driving school example: ..." teaches a rule; the junction it then names is the rule's place."""
-    mr = parser.parse(
-        rule(
-            "Driving school example: you drive through a residential area at 30 km/h. At the next junction there is "
-            "no sign, so the vehicle coming from the street on your right has priority.",
-            region="germany",
-        )
-    )[0].mr
-    assert mr.road_type == "intersection", mr
+    """The place (and, where given, the behaviour) of the parser's first candidate."""
+    mr = parser.parse(rule(text, region=region))[0].mr
+    assert mr.road_type == road, mr
+    assert behaviour is None or mr.expected_behavior == behaviour, mr
 
 
 def test_when_a_hazard_is_most_likely_is_an_aside(parser: OntologyGroundedParser) -> None:
@@ -1624,31 +1661,6 @@ def test_a_motor_vehicle_said_to_turn_is_a_turning_vehicle(
     assert mr is not None and mr.manipulation == "a turning vehicle", mr
 
 
-def test_a_place_lacks_something_only_within_its_sentence(parser: OntologyGroundedParser) -> None:
-    """ "stop before the crosswalk. With no crosswalk, ...": the next sentence's missing crosswalk does not make the
-    fallback crosswalk a place said to lack something (it stays a fallback; the STOP sign's junction is the place)."""
-    mr = parser.parse(
-        rule(
-            "Octagonal red STOP sign: Stop fully at the limit line. With no limit line, stop before the crosswalk. "
-            "With no crosswalk, stop before entering the intersection.",
-            region="california",
-        )
-    )[0].mr
-    assert mr.road_type == "intersection", mr
-
-
-def test_a_turn_into_or_out_of_a_driveway_names_no_junction(parser: OntologyGroundedParser) -> None:
-    """ "cross them only to turn left into or out of a driveway": the turn is into a property, so the lines' rule stays
-    on any road and keeps the lane."""
-    mr = parser.parse(
-        rule(
-            "Two solid yellow lines mean no passing. You may cross them only to turn left into or out of a driveway.",
-            region="california",
-        )
-    )[0].mr
-    assert (mr.road_type, mr.expected_behavior) == ("any roads", "keep current"), mr
-
-
 def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedParser) -> None:
     """The orange-triangle emblem marks any vehicle built to go slowly (farm machinery, carts): the MR adds a vehicle."""
     mr = parser.parse(
@@ -1659,28 +1671,3 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
         )
     )[0].mr
     assert mr.manipulation == "a vehicle", mr
-
-
-def test_a_roundabouts_crosswalk_is_part_of_it(parser: OntologyGroundedParser) -> None:
-    """The crosswalk at a roundabout's entry is part of the roundabout: the rule's place is the junction."""
-    mr = parser.parse(
-        rule(
-            "As you come to a roundabout, reduce speed and give way to people walking and riding bikes at the crosswalk",
-            region="california",
-        )
-    )[0].mr
-    assert mr.road_type == "intersection", mr
-
-
-def test_a_place_named_before_an_absence_stays(parser: OntologyGroundedParser) -> None:
-    """ "stopped to let passengers off and there is no safety zone": the stop is named before the missing safety zone,
-    so it stays the rule's place (a place named after an absence, "If there is no limit line, stop before the
-    crosswalk", is still a fallback)."""
-    mr = parser.parse(
-        rule(
-            "When a trolley has stopped to let passengers off and there is no safety zone, stop behind its rear door "
-            "until the riders reach the curb.",
-            region="california",
-        )
-    )[0].mr
-    assert mr.road_type == "bus stopping", mr
