@@ -158,6 +158,18 @@ _RAMP_ENDS = re.compile(
     rf"\bramp\b(?:,?\s+(?:that|which))?{_RUNS_ON_AND}\s+(?:ends|ended|terminates|terminated)\s+at\b",
     re.IGNORECASE,
 )
+
+
+def _ends_in_a_t(text: str) -> bool:
+    """Whether a road in ``text`` ends at another or meets it from one side only (a T with no T word)."""
+    return bool(
+        _ROAD_ENDS.search(text)
+        or _END_AT.search(text)
+        or _ONE_SIDED.search(text)
+        or (_EXIT_RAMP.search(text) and _RAMP_ENDS.search(text))
+    )
+
+
 # "giving six lanes in all", "a total of five lanes": the road's whole count, over counts given per direction.
 _LANES_IN_ALL = re.compile(
     r"\b(?:(?P<n>\w+)\s+lanes\s+(?:in\s+all|in\s+total|total)|a\s+total\s+of\s+(?P<m>\w+)\s+lanes)\b", re.IGNORECASE
@@ -376,13 +388,7 @@ class OfflineCrashExtractor:
             # signalized intersection approximately 100 m to the east") is not the crash's place.
             here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
-            ends = (
-                _ROAD_ENDS.search(pre)
-                or _END_AT.search(pre)
-                or _ONE_SIDED.search(pre)
-                or (_EXIT_RAMP.search(pre) and _RAMP_ENDS.search(pre))
-            )
-            if here or (road_type == "T-intersection" and ends):
+            if here or (road_type == "T-intersection" and _ends_in_a_t(pre)):
                 return road_type
             if road_type == "Merge" and _ONTO_RAMP.search(pre):
                 return road_type
