@@ -184,6 +184,9 @@ def test_weather_words_match_their_inflections(extractor: OfflineCrashExtractor)
         ("a divided highway with two travel lanes each way", 4),
         ("a roadway with two northbound lanes and two southbound lanes", 4),
         ("a four-lane, divided highway with a grass median", 4),
+        # a turn lane added to the through lanes of each direction
+        ("a boulevard that has two through lanes and a separate left-turn lane for each direction", 6),
+        ("a divided arterial with three travel lanes plus an exclusive right-turn lane in each direction", 8),
     ],
 )
 def test_lanes_counted_per_direction(extractor: OfflineCrashExtractor, road: str, lanes: int) -> None:
@@ -802,6 +805,10 @@ def test_the_street_of_the_next_sentence_is_the_road_before_it(extractor: Offlin
         "It was daylight. Vehicle one (V1), a 2011 Mazda 3, left the freeway on a single-lane, one-way exit ramp. The "
         "ramp curves north and terminates at a stop sign on a two-lane, two-way state route. The front of Vehicle two "
         "(V2), a 2015 Dodge Ram, struck the left side of V1 as it turned left.",
+        # a vehicle stopped "at the end of" a one-way exit ramp, which "meets" the road along its edge
+        "It was daylight. Vehicle one (V1), a 2013 Honda Fit, was eastbound on a two-lane, two-way county road. "
+        "Vehicle two (V2), a 2016 GMC Sierra, had waited at a stop sign at the end of a one-lane, one-way off-ramp "
+        "that meets the county road along its north side. V2 pulled out and the front of V1 struck its left side.",
     ],
 )
 def test_a_t_with_a_one_lane_one_way_branch(extractor: OfflineCrashExtractor, narrative: str) -> None:

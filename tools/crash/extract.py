@@ -160,6 +160,15 @@ _RAMP_ENDS = re.compile(
 )
 
 
+# A vehicle "at the end of" an exit ramp waits at its terminal, and an exit ramp that "meets" a road ends there: both
+# are a T's branch ("stopped at a stop sign at the end of a one-way exit ramp that meets the arterial").
+_EXIT_RAMP_TERMINAL = re.compile(
+    r"\bat\s+the\s+end\s+of\s+(?:the|an?)\s+(?:[\w,-]+\s+){0,5}?(?:exit|off)[\s-]ramp\b"
+    r"|\b(?:exit|off)[\s-]ramp,?\s+(?:that|which)\s+meets\b",
+    re.IGNORECASE,
+)
+
+
 def _ends_in_a_t(text: str) -> bool:
     """Whether a road in ``text`` ends at another or meets it from one side only (a T with no T word)."""
     return bool(
@@ -167,6 +176,7 @@ def _ends_in_a_t(text: str) -> bool:
         or _END_AT.search(text)
         or _ONE_SIDED.search(text)
         or (_EXIT_RAMP.search(text) and _RAMP_ENDS.search(text))
+        or _EXIT_RAMP_TERMINAL.search(text)
     )
 
 
@@ -192,12 +202,14 @@ def _road_noun_before(text: str, start: int, end: int) -> re.Match[str] | None:
 
 # A lane width between the count and the noun: "two 3.6 m travel lanes", "three 12-foot lanes".
 _WIDTH = r"(?:\d+(?:\.\d+)?[\s-]?(?:m|metres?|meters?|ft|foot|feet)(?:[\s-]+wide)?\s+)?"
-# "three lanes in each direction", "two travel lanes each way": half the road's lanes.
-_EACH_WAY = re.compile(
-    rf"\b(?P<n>\w+)\s+{_WIDTH}(?:through\s+|travel\s+)?lanes?\s+"
-    r"(?:in\s+each\s+direction|each\s+way|in\s+both\s+directions)\b",
-    re.IGNORECASE,
+# "in each direction", "for each direction", "each way", with a turn lane that each direction adds to its through lanes
+# before it ("two through lanes and a separate left-turn lane for each direction").
+_PER_DIRECTION = (
+    r"(?P<turn>,?\s+(?:and|plus)\s+(?:a|an|one)\s+(?:(?:separate|dedicated|exclusive)\s+)?(?:left|right)?[\s-]*"
+    r"turn(?:ing)?\s+lane)?\s+(?:(?:in|for)\s+each\s+direction|each\s+way|in\s+both\s+directions)\b"
 )
+# "three lanes in each direction", "two travel lanes each way": half the road's lanes.
+_EACH_WAY = re.compile(rf"\b(?P<n>\w+)\s+{_WIDTH}(?:through\s+|travel\s+)?lanes?{_PER_DIRECTION}", re.IGNORECASE)
 # "two northbound lanes and two southbound lanes": the road's lanes, one count per direction.
 _BOUND_PAIR = re.compile(
     r"\b(?P<a>\w+)\s+(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?,?\s+and\s+(?P<b>\w+)\s+"
@@ -271,7 +283,7 @@ _WITH_CENTRE = re.compile(
 # (not "... in each direction" or a pair of directions, which count per direction).
 _LANES_COUNTED = re.compile(
     rf"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?{_WIDTH}(?:through\s+|travel\s+)?(?P<noun>lanes?)\b"
-    r"(?!\s+(?:in\s+each|each\s+way|in\s+both|and\s+\w+\s+(?:north|south|east|west)bound))",
+    rf"(?!{_PER_DIRECTION}|\s+and\s+\w+\s+(?:north|south|east|west)bound)",
     re.IGNORECASE,
 )
 # A sentence that opens with the bare definite road noun refers back to the road before it ("... a one-way downtown
@@ -572,19 +584,24 @@ class OfflineCrashExtractor:
     def _counts_per_direction(self, text: str, found: dict[int, dict[str, Any]]) -> None:
         """Counts per direction belong to the road noun just before them ("a divided roadway with three lanes in
         each direction"); a road whose lanes were already counted keeps its count."""
-        for pattern in (_EACH_WAY, _BOUND_PAIR):
-            for m in pattern.finditer(text):
-                counts = [c for g in m.groups() if (c := self._count(g)) is not None]
-                if len(counts) != len(m.groups()):
-                    continue
-                total = 2 * counts[0] if len(counts) == 1 else sum(counts)
-                if _CENTRE_TURN.search(text[m.end() : m.end() + 60].split(".")[0]):
-                    total += 1  # "two through lanes in each direction and a continuous two-way center left-turn lane"
-                before = _road_noun_before(text, m.start() - 80, m.start())
-                key = before.start() if before else m.start()
-                road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
-                road["lanes"] = road["lanes"] or total
-                road["ways"] = road["ways"] or 2
+        for m in (*_EACH_WAY.finditer(text), *_BOUND_PAIR.finditer(text)):
+            if m.re is _EACH_WAY:
+                # each direction's through lanes, and the turn lane it adds ("... and a left-turn lane for each
+                # direction")
+                each = self._count(m.group("n"))
+                total = None if each is None else 2 * (each + bool(m.group("turn")))
+            else:
+                a, b = self._count(m.group("a")), self._count(m.group("b"))
+                total = None if a is None or b is None else a + b
+            if total is None:
+                continue
+            if _CENTRE_TURN.search(text[m.end() : m.end() + 60].split(".")[0]):
+                total += 1  # "two through lanes in each direction and a continuous two-way center left-turn lane"
+            before = _road_noun_before(text, m.start() - 80, m.start())
+            key = before.start() if before else m.start()
+            road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
+            road["lanes"] = road["lanes"] or total
+            road["ways"] = road["ways"] or 2
 
     def _lanes_in_all(self, text: str, found: dict[int, dict[str, Any]]) -> None:
         """A total "in all" wins over counts per direction: "each direction has a left-turn lane and two through lanes,
