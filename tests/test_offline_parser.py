@@ -1671,3 +1671,22 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
         )
     )[0].mr
     assert mr.manipulation == "a vehicle", mr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "with care" asks to slow down; the "proceed" before it does not keep the speed
+        ("A flashing amber signal tells drivers to proceed with care.", ("flashing yellow light", "slow down")),
+        # a crossing gate that is down stands for the train it waits for, as the ontology has no gate
+        (
+            "Do not drive around a crossing gate while it is lowered. Wait until it has gone all the way up.",
+            ("rail vehicle", "slow down"),
+        ),
+    ],
+)
+def test_what_a_rule_asks_and_implies(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: tuple[str, str]
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and expected[0] in mr.manipulation and mr.expected_behavior == expected[1], mr
