@@ -1683,6 +1683,25 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "Do not drive around a crossing gate while it is lowered. Wait until it has gone all the way up.",
             ("rail vehicle", "slow down"),
         ),
+        # a colour said to blink is a flashing light
+        (
+            "Where a traffic light only blinks red, stop fully and then go on when it is safe.",
+            ("flashing red light", "slow down"),
+        ),
+        # a car said to have stopped is a stopped vehicle; one that must stop is the ego's rule, not what it adds
+        (
+            "If a car in the lane beside you has stopped at a crosswalk, do not overtake it: a walker may be in front.",
+            ("stopped vehicle", "keep current"),
+        ),
+        (
+            "Cars must stop behind the limit line whenever a pedestrian is on the crosswalk.",
+            ("pedestrian", "slow down"),
+        ),
+        # the yellow bus with its stop arm is the school bus
+        (
+            "When the yellow bus ahead swings out its stop arm, traffic both ways must halt.",
+            ("school bus", "slow down"),
+        ),
     ],
 )
 def test_what_a_rule_asks_and_implies(

@@ -273,6 +273,7 @@ class OntologyGroundedParser:
         manip = [m for m in manip if not (m.start > 0 and toks[m.start - 1].word == "your")]
         manip += self._colour_mentions(model, toks, masked)
         manip += self._elided_mentions(model, toks, manip)
+        manip = [self._blinking(model, m, toks) for m in manip]
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks, masked=plain)]
         roads = [m for m in roads if not (_general_manoeuvre(m, toks) or _forbidden_u_turn(m, toks))]
         manip = _drop_nested(manip, roads)
@@ -371,6 +372,19 @@ class OntologyGroundedParser:
                     surface = f"{mod.raw} ... {head.raw}"
                     out.append(Mention(term, m.start - 2, m.start - 1, 0, "elided", surface))
         return out
+
+    @staticmethod
+    def _blinking(model: _RegionModel, m: Mention, toks: list[Token]) -> Mention:
+        """A signal colour said to blink or flash, a few words either side in its clause ("the signal only blinks
+        amber", "red lights that flash"), is the region's flashing light of that colour, where it has one."""
+        if not m.term.normalised.endswith(" light") or m.term.normalised.startswith("flashing"):
+            return m
+        clause = toks[m.start].clause
+        near = {t.word for t in toks[max(0, m.start - 3) : m.end + 3] if t.clause == clause}
+        flashing = model.vocabulary.lookup("manipulation", f"flashing {m.term.normalised}")
+        if flashing is None or not near & _BLINK_WORDS:
+            return m
+        return dataclasses.replace(m, term=flashing)
 
     def _colour_mentions(self, model: _RegionModel, toks: list[Token], masked: frozenset[int]) -> list[Mention]:
         words = [t.word for t in toks]
@@ -493,10 +507,10 @@ class OntologyGroundedParser:
                 kind = min(kinds, key=lambda m: abs(m.start - top.start))
                 ranked[0] = dataclasses.replace(top, term=kind.term, via="specialised")
                 ranked = [ranked[0], *(m for m in ranked[1:] if m.term != kind.term)]
-        turning = self.turning_vehicle(model, analysis)
-        if ranked and turning is not None and ranked[0].term.normalised == _MOTOR_VEHICLE:
-            ranked[0] = dataclasses.replace(ranked[0], term=turning, via="specialised")
-            ranked = [ranked[0], *(m for m in ranked[1:] if m.term != turning)]
+        said = self.said_vehicle(model, analysis)
+        if ranked and said is not None and ranked[0].term.normalised == _MOTOR_VEHICLE:
+            ranked[0] = dataclasses.replace(ranked[0], term=said, via="specialised")
+            ranked = [ranked[0], *(m for m in ranked[1:] if m.term != said)]
         if ranked and ranked[0].term.normalised in model.specialised:
             target = model.specialised[ranked[0].term.normalised]
             for match in model.implied_matcher.find(analysis.tokens):
@@ -575,15 +589,18 @@ class OntologyGroundedParser:
         return implied
 
     @staticmethod
-    def turning_vehicle(model: _RegionModel, analysis: RuleAnalysis) -> Term | None:
-        """The turning vehicle a motor vehicle is where its own clause says it turns ("When a truck ahead of you is
-        turning right", "trucks swing wide to make turns"), else None."""
-        turning = model.vocabulary.lookup("manipulation", "turning vehicle")
-        said = any(
-            m.term.normalised == _MOTOR_VEHICLE and not m.ruled_out and _said_to_turn(m, analysis.tokens)
-            for m in analysis.manipulations
-        )
-        return turning if said else None
+    def said_vehicle(model: _RegionModel, analysis: RuleAnalysis) -> Term | None:
+        """The kind a motor vehicle is where its own clause says what it does: a turning vehicle ("When a truck ahead
+        of you is turning right", "trucks swing wide to make turns") or a stopped vehicle ("if the car in the next
+        lane has stopped"), else None."""
+        for m in analysis.manipulations:
+            if m.term.normalised != _MOTOR_VEHICLE or m.ruled_out:
+                continue
+            kind = "turning vehicle" if _said_to_turn(m, analysis.tokens) else None
+            kind = kind or ("stopped vehicle" if _said_to_have_stopped(m, analysis.tokens) else None)
+            if kind is not None:
+                return model.vocabulary.lookup("manipulation", kind)
+        return None
 
     @staticmethod
     def places(model: _RegionModel, analysis: RuleAnalysis) -> list[Mention]:
@@ -897,6 +914,7 @@ _MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "conv
 _HAVING = frozenset({"has", "have", "with", "shows", "show"})
 _ARTICLES = frozenset({"a", "an", "the"})
 # (Words are folded: "holds" reads "hold".)
+_BLINK_WORDS = frozenset({"blink", "blinks", "blinking", "blinked", "flash", "flashes", "flashing", "flashed"})
 _HOLDING = frozenset({"hold", "holding", "holds", "held", "carry", "carrying", "carries", "waving", "wave", "waves"})
 
 
@@ -943,6 +961,17 @@ def _said_to_turn(m: Mention, toks: list[Token]) -> bool:
     clause = toks[m.start].clause
     after = [t.word for t in toks[m.end : m.end + 6] if t.clause == clause]
     return bool({"turning", "turn"} & set(after)) or _find(after, ("swing", "wide")) >= 0
+
+
+def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
+    """The mention's own clause goes on to say it has stopped ("the car in the next lane has stopped", "a vehicle
+    stopped ahead", "a car that stops for a pedestrian"), not that it must stop (the ego's own rule)."""
+    clause = toks[m.start].clause
+    after = [t.word for t in toks[m.end : m.end + 8] if t.clause == clause]
+    return any(w in {"stopped", "stops", "stopping"} and not _MODALS & set(after[:i]) for i, w in enumerate(after))
+
+
+_MODALS = frozenset({"must", "should", "shall", "may", "might", "can", "will", "would"})
 
 
 def _compared_to(m: Mention, toks: list[Token]) -> bool:

@@ -230,8 +230,8 @@ class OfflineValidator:
         specialised = any(model.specialised.get(generic) == manip for generic in lexical) and any(
             mt.pattern.target == manip for mt in model.implied_matcher.find(analysis.tokens)
         )
-        turning = self.parser.turning_vehicle(model, analysis)
-        if specialised or (turning is not None and turning.normalised == manip):
+        said = self.parser.said_vehicle(model, analysis)
+        if specialised or (said is not None and said.normalised == manip):
             lexical = lexical | {manip}  # counts as named: the rule names the road user, its wording says which
         if manip in lexical:
             m_ok, m_detail = True, "the rule mentions it"
