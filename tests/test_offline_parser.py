@@ -1702,10 +1702,24 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "When the yellow bus ahead swings out its stop arm, traffic both ways must halt.",
             ("school bus", "slow down"),
         ),
+        # "turning around" is a U-turn, no junction
+        (
+            "NO U-TURN: a bent arrow crossed out in a red circle. Turning around is not allowed past this sign.",
+            ("no u-turn sign", "keep current", "any roads"),
+        ),
+        # speed kept low is speed lowered; tire chains are for snow
+        ("Tire chains may be needed on passes in winter; with them on, keep your speed low.", ("snow", "slow down")),
+        # the time of day at which the rule's subject acts is when, not what
+        (
+            "Elk wander onto the highway at dawn and dusk. If one runs out in front of you, more may follow: slow down.",
+            ("deer", "slow down"),
+        ),
     ],
 )
 def test_what_a_rule_asks_and_implies(
-    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: tuple[str, str]
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: tuple[str, ...]
 ) -> None:
+    """What the MR adds and how the ego drives (and its place, where given)."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and expected[0] in mr.manipulation and mr.expected_behavior == expected[1], mr
+    assert expected[2:] in ((), (mr.road_type,)), mr

@@ -1295,13 +1295,33 @@ def _fronted_circumstance(m: Mention, mentions: list[Mention], toks: list[Token]
     """Weather or light fronted before the main clause ("At dusk and after dark, scan the road for deer", "On wet
     pavement, motorcycles need more room") says when the rule applies, when that sentence then names a road user (not
     the ego's "the vehicle can be stopped"): the road user is the rule's subject."""
-    if m.term.category != "environment" or not all(_fronted(o, toks) for o in mentions if o.term == m.term):
+    if m.term.category != "environment":
+        return False
+    if _when_the_subject_acts(m, mentions, toks):
+        return True
+    if not all(_fronted(o, toks) for o in mentions if o.term == m.term):
         return False
     return any(
         o.term.category == "object"
         and not (o.ruled_out or o.aside)
         and toks[o.start].clause > toks[m.start].clause
         and toks[o.start].sentence == toks[m.start].sentence
+        and not {"vehicle", "car"} & set(tokens(o.surface))
+        for o in mentions
+    )
+
+
+def _when_the_subject_acts(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
+    """Weather or light later in a clause that a road user opens ("Deer move around most at dawn and dusk") says when
+    that subject acts: the road user is the rule's subject."""
+    clause = toks[m.start].clause
+    first = next(i for i, t in enumerate(toks) if t.clause == clause)
+    return any(
+        o.term.category == "object"
+        and not (o.ruled_out or o.aside)
+        and toks[o.start].clause == clause
+        and first <= o.start <= first + 1
+        and o.end <= m.start
         and not {"vehicle", "car"} & set(tokens(o.surface))
         for o in mentions
     )
