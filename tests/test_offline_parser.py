@@ -1714,6 +1714,11 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "Elk wander onto the highway at dawn and dusk. If one runs out in front of you, more may follow: slow down.",
             ("deer", "slow down"),
         ),
+        # traffic that "goes first" has the right-of-way
+        (
+            "At a roundabout, cars already circling go first: wait for a gap before you enter.",
+            ("oncoming vehicle", "slow down", "intersection"),
+        ),
     ],
 )
 def test_what_a_rule_asks_and_implies(
