@@ -965,10 +965,12 @@ def _said_to_turn(m: Mention, toks: list[Token]) -> bool:
 
 def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
     """The mention's own clause goes on to say it has stopped ("the car in the next lane has stopped", "a vehicle
-    stopped ahead", "a car that stops for a pedestrian"), not that it must stop (the ego's own rule)."""
+    stopped ahead", "a car that stops for a pedestrian"). What it must do ("cars must stop behind the line") is the
+    bare "stop", the ego's own rule, and no sign of a stopped vehicle; nor is what it may be ("may be stopping")."""
     clause = toks[m.start].clause
     after = [t.word for t in toks[m.end : m.end + 8] if t.clause == clause]
-    return any(w in {"stopped", "stops", "stopping"} and not _MODALS & set(after[:i]) for i, w in enumerate(after))
+    stop = next((i for i, w in enumerate(after) if w in {"stopped", "stops", "stopping"}), None)
+    return stop is not None and not _MODALS & set(after[:stop])
 
 
 _MODALS = frozenset({"must", "should", "shall", "may", "might", "can", "will", "would"})
@@ -1294,7 +1296,8 @@ def _fronted(m: Mention, toks: list[Token]) -> bool:
 def _fronted_circumstance(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
     """Weather or light fronted before the main clause ("At dusk and after dark, scan the road for deer", "On wet
     pavement, motorcycles need more room") says when the rule applies, when that sentence then names a road user (not
-    the ego's "the vehicle can be stopped"): the road user is the rule's subject."""
+    the ego's "the vehicle can be stopped"): the road user is the rule's subject. So does weather or light that
+    follows the road user opening its clause (:func:`_when_the_subject_acts`)."""
     if m.term.category != "environment":
         return False
     if _when_the_subject_acts(m, mentions, toks):
