@@ -1719,6 +1719,11 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "At a roundabout, cars already circling go first: wait for a gap before you enter.",
             ("oncoming vehicle", "slow down", "intersection"),
         ),
+        # what a "do not stop" rule names only as its exception is when the ego may stop: adding it slows the ego
+        (
+            "Join the freeway at the speed of its traffic, and do not stop on the on-ramp unless traffic is very heavy.",
+            ("heavy traffic", "slow down"),
+        ),
     ],
 )
 def test_what_a_rule_asks_and_implies(

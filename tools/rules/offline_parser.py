@@ -736,6 +736,8 @@ class OntologyGroundedParser:
         scores = behaviour_cues(analysis, road.normalised)
         if manipulation is not None and manipulation.normalised in {"green light", "green arrow"}:
             scores["keep current"] = scores.get("keep current", 0.0) + 1.0
+        if manipulation is not None and _lifts_a_ban_on_stopping(analysis, manipulation):
+            return "slow down", f"the exception to '{', '.join(analysis.behavior_evidence['keep current'])}'"
         if not scores:
             return "slow down", "default: a rule restricts the ego-vehicle"
         best = max(scores, key=lambda b: (scores[b], b == "slow down"))
@@ -937,6 +939,19 @@ def _dark_signals(toks: list[Token]) -> frozenset[int]:
         if _SIGNAL_NOUNS & set(subject):
             out.add(i)
     return frozenset(out)
+
+
+def _lifts_a_ban_on_stopping(analysis: RuleAnalysis, term: Term) -> bool:
+    """Whether the rule's only keep-current cues forbid stopping or slowing ("Do not stop on the on-ramp") and it names
+    ``term`` only as the exception ("... unless traffic is very heavy"): an MR that adds the exception lets the ego
+    stop, so it slows down."""
+    keep = analysis.behavior_evidence.get("keep current", [])
+    if not keep or not all({"stop", "stopping", "slow"} & set(tokens(cue)) for cue in keep):
+        return False
+    mentions = [m for m in analysis.manipulations if m.term == term]
+    return bool(mentions) and all(
+        {"unless", "except"} & set(_clause_words_before(m, analysis.tokens, 8)) for m in mentions
+    )
 
 
 def _clause_words_before(m: Mention, toks: list[Token], n: int) -> list[str]:
