@@ -1691,7 +1691,7 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
         # a car said to have stopped is a stopped vehicle; one that must stop is the ego's rule, not what it adds
         (
             "If a car in the lane beside you has stopped at a crosswalk, do not overtake it: a walker may be in front.",
-            ("stopped vehicle", "keep current"),
+            ("stopped vehicle", "slow down"),
         ),
         (
             "Cars must stop behind the limit line whenever a pedestrian is on the crosswalk.",
@@ -1723,6 +1723,16 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
         (
             "Join the freeway at the speed of its traffic, and do not stop on the on-ramp unless traffic is very heavy.",
             ("heavy traffic", "slow down"),
+        ),
+        # "do not pass it", "do not drive around it": the stopped vehicle said before is what is not to be passed, and
+        # the ego stops behind it
+        (
+            "If a car in the next lane is stopped at a crosswalk, do not pass it: someone may be crossing there.",
+            ("stopped vehicle", "slow down"),
+        ),
+        (
+            "When the car beside you has stopped before a crosswalk, never drive around it.",
+            ("stopped vehicle", "slow down"),
         ),
     ],
 )

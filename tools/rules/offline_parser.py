@@ -1068,7 +1068,9 @@ def _stop_behind_a_stopped_vehicle(
 
 def _passed_stopped_vehicle(mentions: list[Mention], toks: list[Token]) -> Mention | None:
     """A stopped vehicle that the rule says not to pass ("Never pass a vehicle that is stopped at a crosswalk", "do not
-    overtake a car that has stopped"): the passing verb is negated in its clause and the vehicle is its object."""
+    overtake a car that has stopped"): the passing verb is negated in its clause and the vehicle is its object, or the
+    object is "it" and the vehicle was said to stop earlier in the sentence ("If a car is stopped at a crosswalk, do
+    not pass it")."""
     for i, t in enumerate(toks):
         if t.word not in _PASSING:
             continue
@@ -1077,6 +1079,14 @@ def _passed_stopped_vehicle(mentions: list[Mention], toks: list[Token]) -> Menti
         for m in mentions:
             if m.term.normalised == "stopped vehicle" and i < m.start <= i + 3 and toks[m.start].sentence == t.sentence:
                 return m
+        if i + 1 < len(toks) and toks[i + 1].word == "it":
+            for m in mentions:
+                earlier = m.end <= i and toks[m.start].sentence == t.sentence
+                stopped = m.term.normalised == "stopped vehicle" or (
+                    m.term.normalised == _MOTOR_VEHICLE and _said_to_have_stopped(m, toks)
+                )
+                if earlier and stopped:
+                    return m
     return None
 
 
