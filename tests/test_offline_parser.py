@@ -1734,6 +1734,11 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "When the car beside you has stopped before a crosswalk, never drive around it.",
             ("stopped vehicle", "slow down"),
         ),
+        # the yield sign described by its shape and colours, as US handbooks teach it
+        (
+            "Where a red and white triangle pointing down stands at the ramp, let the traffic on the highway go first.",
+            ("yield sign", "slow down"),
+        ),
     ],
 )
 def test_what_a_rule_asks_and_implies(
