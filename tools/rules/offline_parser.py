@@ -915,8 +915,8 @@ _GENERIC_VEHICLE_WORDS = frozenset({"a", "an", "the", "another", "other", "any",
 _MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "convoy", "car"})
 _HAVING = frozenset({"has", "have", "with", "shows", "show"})
 _ARTICLES = frozenset({"a", "an", "the"})
-# (Words are folded: "holds" reads "hold".)
 _BLINK_WORDS = frozenset({"blink", "blinks", "blinking", "blinked", "flash", "flashes", "flashing", "flashed"})
+# (Words are folded: "holds" reads "hold".)
 _HOLDING = frozenset({"hold", "holding", "holds", "held", "carry", "carrying", "carries", "waving", "wave", "waves"})
 
 
@@ -952,6 +952,11 @@ def _lifts_a_ban_on_stopping(analysis: RuleAnalysis, term: Term) -> bool:
     return bool(mentions) and all(
         {"unless", "except"} & set(_clause_words_before(m, analysis.tokens, 8)) for m in mentions
     )
+
+
+def _clause_start(toks: list[Token], clause: int) -> int:
+    """Index of the first token of ``clause``."""
+    return next(i for i, t in enumerate(toks) if t.clause == clause)
 
 
 def _clause_words_before(m: Mention, toks: list[Token], n: int) -> list[str]:
@@ -1007,7 +1012,7 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
     """A thing said not to be there: "if there is no limit line", "no STOP or YIELD signs", "even if they are not in a
     crosswalk" (within the mention's clause)."""
     clause = toks[m.start].clause
-    first = next(i for i, t in enumerate(toks) if t.clause == clause)
+    first = _clause_start(toks, clause)
     if toks[first].word == "without" and (first == 0 or toks[first - 1].sentence != toks[first].sentence):
         return True  # "Without a limit line, stop before the crosswalk": a fronted condition of absence
     before = _clause_words_before(m, toks, 4)
@@ -1330,11 +1335,9 @@ def _fronted_circumstance(m: Mention, mentions: list[Mention], toks: list[Token]
     if not all(_fronted(o, toks) for o in mentions if o.term == m.term):
         return False
     return any(
-        o.term.category == "object"
-        and not (o.ruled_out or o.aside)
+        _named_road_user(o)
         and toks[o.start].clause > toks[m.start].clause
         and toks[o.start].sentence == toks[m.start].sentence
-        and not {"vehicle", "car"} & set(tokens(o.surface))
         for o in mentions
     )
 
@@ -1343,15 +1346,18 @@ def _when_the_subject_acts(m: Mention, mentions: list[Mention], toks: list[Token
     """Weather or light later in a clause that a road user opens ("Deer move around most at dawn and dusk") says when
     that subject acts: the road user is the rule's subject."""
     clause = toks[m.start].clause
-    first = next(i for i, t in enumerate(toks) if t.clause == clause)
+    first = _clause_start(toks, clause)
     return any(
-        o.term.category == "object"
-        and not (o.ruled_out or o.aside)
-        and toks[o.start].clause == clause
-        and first <= o.start <= first + 1
-        and o.end <= m.start
-        and not {"vehicle", "car"} & set(tokens(o.surface))
+        _named_road_user(o) and toks[o.start].clause == clause and first <= o.start <= first + 1 and o.end <= m.start
         for o in mentions
+    )
+
+
+def _named_road_user(o: Mention) -> bool:
+    """A road user the rule names for itself: not ruled out or aside, and not a bare "vehicle" or "car" (often the
+    ego's own, "the vehicle can be stopped")."""
+    return (
+        o.term.category == "object" and not (o.ruled_out or o.aside) and not {"vehicle", "car"} & set(tokens(o.surface))
     )
 
 
