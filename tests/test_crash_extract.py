@@ -322,6 +322,13 @@ def test_medium_duty_trucks_and_a_body_named_outright(
         ("on June 24 at 1930 hours", "Daytime"),
         ("at 0630 hours on a July morning", "Daytime"),
         ("at 0630 hours on January 9", "Nighttime"),
+        # A 24-hour clock with a colon, or with "hrs" or "local time" after it.
+        ("at 03:20 local time", "Nighttime"),
+        ("at about 14:45", "Daytime"),
+        ("at 2315 hrs", "Nighttime"),
+        ("at 1010 local time", "Daytime"),
+        # "9:30" with no a.m. or p.m. could be either.
+        ("at 9:30", "Not mentioned"),
     ],
 )
 def test_a_clock_time_gives_day_or_night_when_no_light_condition_does(
@@ -729,6 +736,7 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
         ("The only light at the scene came from the vehicles' headlights.", "Nighttime"),
         # A sun ahead of the driver: day.
         ("The driver said the sun was directly ahead and she could not see well.", "Daytime"),
+        ("He said that the sun, low in the eastern sky, kept him from seeing the signal.", "Daytime"),
     ],
 )
 def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
@@ -838,6 +846,10 @@ def test_a_t_with_a_one_lane_one_way_branch(extractor: OfflineCrashExtractor, na
         # a closed leg, said with the junction named and an adverb
         "a two-lane, two-way street crosses a four-lane, two-way highway; the south leg of this junction was "
         "permanently closed with a curb",
+        # a road that "... and ends at" a road named by its number, with no article
+        "a two-lane, two-way township road enters from the north and ends at State Route 9, a four-lane, two-way "
+        "highway",
+        "a two-lane, two-way street comes in from the west and ends at US-20, a four-lane, two-way highway",
     ],
 )
 def test_ts_said_in_other_words_and_the_wider_road_goes_through(

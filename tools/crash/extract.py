@@ -126,8 +126,11 @@ _ROAD_ENDS = re.compile(
 # the avenue"), however long the clause.
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
-    r"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:the|an?)\s+(?:[\w,-]+\s+){0,3}?"
-    rf"(?:{_STREET_NOUNS}|arterial)\b",
+    r"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:(?:the|an?)\s+(?:[\w,-]+\s+){0,3}?"
+    rf"(?:{_STREET_NOUNS}|arterial)\b"
+    # ... or at a road named by its number: "and ends at U.S. 131", "... at State Route 9", "... at I-94"
+    r"|(?:U\.?S\.?|I|SR|CR|US\s+Route|State\s+Route|State\s+Highway|County\s+Road|Route|Highway|Interstate)"
+    r"[\s-]*\d+\b)",
     re.IGNORECASE,
 )
 # A road that meets another from one side only ("meets the highway from the east only", "joins it from the south
@@ -236,9 +239,11 @@ _EARLIER = re.compile(r"\s+(?:earlier|previously|before\s+the\s+(?:crash|collisi
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
-# A clock time: "at 2130 hours", "at approximately 9:30 p.m.", "around 7 AM".
+# A clock time: "at 2130 hours", "at 2315 hrs", "at 03:20 local time", "at 14:45" (a 24-hour clock: a leading zero
+# or an hour past noon), "at approximately 9:30 p.m.", "around 7 AM". "At 9:30" alone could be either.
 _CLOCK = re.compile(
-    r"\b(?:(?P<hhmm>[01]\d|2[0-3])(?P<mm>[0-5]\d)\s+hours"
+    r"\b(?:(?P<hhmm>[01]\d|2[0-3]):?(?P<mm>[0-5]\d)\s*(?:hours|hrs|local\s+time)\b"
+    r"|(?P<hh24>0\d|1[3-9]|2[0-3]):(?P<mm24>[0-5]\d)(?!\s*[ap]\.?\s?m\b)"
     r"|(?P<h>1[0-2]|0?[1-9])(?::(?P<m>[0-5]\d))?\s*(?P<ampm>[ap])\.?\s?m\b\.?)",
     re.IGNORECASE,
 )
@@ -835,6 +840,8 @@ class OfflineCrashExtractor:
             return None
         if m.group("hhmm"):
             hour, minute = int(m.group("hhmm")), int(m.group("mm"))
+        elif m.group("hh24"):
+            hour, minute = int(m.group("hh24")), int(m.group("mm24"))
         else:
             hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "p" else 0)
             minute = int(m.group("m") or 0)
