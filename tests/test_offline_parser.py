@@ -1739,6 +1739,42 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "Where a red and white triangle pointing down stands at the ramp, let the traffic on the highway go first.",
             ("yield sign", "slow down"),
         ),
+        # more of the handbook's shape-and-colour descriptions: a triangle with a point down, eight sides, an X, an
+        # orange vest and a paddle, a white diamond on a lane
+        (
+            "A triangle with its point down, edged in red, tells you to let the cross traffic go first.",
+            ("yield", "slow down"),
+        ),
+        ("A red sign with eight sides at the corner means come to a full stop.", ("stop sign", "slow down")),
+        (
+            "A sign shaped like a triangle with one point down tells you to let cars and cyclists on the other road go "
+            "first.",
+            ("yield", "slow down"),
+        ),
+        (
+            "Come to a full stop at the limit line wherever you see a red octagon at the corner.",
+            ("stop sign", "slow down"),
+        ),
+        # (the crossbuck is the core St. Andrew's cross)
+        ("A white X-shaped sign beside the road marks a railroad crossing.", ("andrew's cross", "slow down")),
+        (
+            "In a road work zone, obey the worker in the orange vest who turns the STOP/SLOW paddle.",
+            ("flagger", "slow down"),
+        ),
+        (
+            "A lane with a white diamond painted on it is reserved for cars with two or more people in them.",
+            ("high-occupancy", "keep current"),
+        ),
+        # a signal that changes from one colour to another shows the second
+        (
+            "If the light turns from green to steady yellow as you come near the corner, stop before the limit line.",
+            ("yellow light", "slow down", "intersection"),
+        ),
+        # a road that ends at a through road meets it at a junction
+        (
+            "Where your road ends at a through road with no sign or signal, let the cars on the through road go first.",
+            ("vehicle", "slow down", "intersection"),
+        ),
     ],
 )
 def test_what_a_rule_asks_and_implies(

@@ -306,7 +306,11 @@ class OntologyGroundedParser:
             if mention in addressees or owner is not None:
                 mention.aside = True
         for mention in manip:
-            if _fronted_circumstance(mention, manip, toks) or _kind_after_example(mention, manip, toks):
+            if (
+                _fronted_circumstance(mention, manip, toks)
+                or _kind_after_example(mention, manip, toks)
+                or _changed_from(mention, manip, toks)
+            ):
                 mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
         no_entry = _no_entry_sign(manip, toks)
@@ -444,6 +448,8 @@ class OntologyGroundedParser:
         # a comma goes on with a list: "such as seniors, people with disabilities".)
         opening = toks[lo].clause if toks[lo].clause != toks[m.start].clause and at_sentence_start else None
         own = [t.word for t in toks[lo : m.start] if t.clause != opening]
+        # "a sign shaped like a triangle" describes the sign: that "like" gives no example.
+        own = [w for i, w in enumerate(own) if not (w == "like" and i > 0 and own[i - 1] in {"shaped", "shape"})]
         # What a person holds ("a crossing guard holding a STOP sign", "a flagger holding a SLOW paddle") is theirs.
         held = bool(set(own[-3:]) & _HOLDING)
         if held or (_has_any(own, model.secondary) and not defining):
@@ -1351,6 +1357,13 @@ def _when_the_subject_acts(m: Mention, mentions: list[Mention], toks: list[Token
         _named_road_user(o) and toks[o.start].clause == clause and first <= o.start <= first + 1 and o.end <= m.start
         for o in mentions
     )
+
+
+def _changed_from(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
+    """A signal that changes "from green to steady yellow" shows the second: the first is only what it was."""
+    if m.start == 0 or toks[m.start - 1].word != "from" or m.end >= len(toks) or toks[m.end].word != "to":
+        return False
+    return any(o.start > m.end and o.start - m.end <= 3 for o in mentions)
 
 
 def _named_road_user(o: Mention) -> bool:
