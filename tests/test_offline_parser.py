@@ -1765,6 +1765,13 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "A lane with a white diamond painted on it is reserved for cars with two or more people in them.",
             ("high-occupancy", "keep current"),
         ),
+        # "stop before the crosswalk; with no crosswalk, ...": the crosswalk is the next clause's absence, and a
+        # fallback place of the one before it
+        (
+            "STOP sign. Halt at the limit line. With no limit line, halt before the crosswalk; with no crosswalk, halt "
+            "before the intersection.",
+            ("stop sign", "slow down", "intersection"),
+        ),
         # a signal that changes from one colour to another shows the second
         (
             "If the light turns from green to steady yellow as you come near the corner, stop before the limit line.",

@@ -1116,8 +1116,9 @@ def _said_absent(place: Mention, absent: Mention, toks: list[Token]) -> bool:
 def _lacks(place: Mention, absent: Mention, toks: list[Token]) -> bool:
     """A place said to lack something ("At intersections with no traffic signals or signs", "a crossing without
     gates"): the place is there, only what it lacks is not. (Within one sentence: "stop before the crosswalk. With no
-    crosswalk, ..." says the next sentence's case.)"""
-    if toks[place.start].sentence != toks[absent.start].sentence:
+    crosswalk, ..." says the next sentence's case, and "stop before the crosswalk; with no crosswalk, ..." the next
+    clause's.)"""
+    if toks[place.start].clause != toks[absent.start].clause:
         return False
     between = [t.word for t in toks[place.end : absent.start]]
     return 0 < len(between) <= 3 and set(between) <= _LACKING_GLUE and bool({"no", "without"} & set(between))
