@@ -351,6 +351,9 @@ def test_a_clock_time_gives_day_or_night_when_no_light_condition_does(
         ("and the road ended at its intersection with an east/west highway", "T-intersection"),
         ("approaching a Y-intersection with a county road", "T-intersection"),
         ("and was negotiating a sharp left-hand curve", "Curve"),
+        # a junction said to be away or absent is no place of the crash
+        ("mid-block, well away from any intersection", "Straight"),
+        ("where there is no intersection for half a mile", "Straight"),
     ],
 )
 def test_junction_words_beyond_the_dev_cases(extractor: OfflineCrashExtractor, road: str, road_type: str) -> None:

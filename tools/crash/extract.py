@@ -188,6 +188,11 @@ _LANES_IN_ALL = re.compile(
     r"\b(?:(?P<n>\w+)\s+lanes\s+(?:in\s+all|in\s+total|total)|a\s+total\s+of\s+(?P<m>\w+)\s+lanes)\b", re.IGNORECASE
 )
 _ELSEWHERE = re.compile(r"\s*(?:located\s+)?(?:approximately\s+|about\s+)?\d+\s*(?:m|meters|metres|feet|ft)\b", re.I)
+# A junction said to be away or absent: "well away from any intersection", "there is no intersection nearby".
+_NOT_HERE = re.compile(
+    r"\b(?:away\s+from|far\s+from|no|nowhere\s+near)\s+(?:any\s+|an?\s+|the\s+|nearby\s+)?(?:[\w-]+\s+)?$",
+    re.IGNORECASE,
+)
 _NEXT = re.compile(r"\b(?:next|upcoming|following)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
 _ROAD_NOUN = re.compile(
@@ -405,6 +410,7 @@ class OfflineCrashExtractor:
             # signalized intersection approximately 100 m to the east") is not the crash's place.
             here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
+            here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             if here or (road_type == "T-intersection" and _ends_in_a_t(pre)):
                 return road_type
             if road_type == "Merge" and _ONTO_RAMP.search(pre):
