@@ -762,6 +762,10 @@ def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
         "It is normally a four-leg intersection, but the eastern leg was closed and barricaded for bridge work.",
         "A two-lane access road leaves the north side of the road; there is no roadway on the south side opposite it.",
         "A two-lane, two-way township road that joins from the north meets it; a farm driveway lies opposite.",
+        # a leg that does not exist, a side road that entered from one side, a leg that is only a driveway
+        "It meets a two-lane, two-way side road at an intersection whose south leg does not exist.",
+        "A two-lane, two-way side road that entered from the south met it at a stop sign.",
+        "At the intersection with a two-lane, two-way side road, the north leg is a private driveway to a farm.",
     ],
 )
 def test_an_exit_ramp_that_ends_a_closed_leg_and_no_road_opposite_make_a_t(

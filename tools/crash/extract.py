@@ -141,10 +141,12 @@ _ONE_SIDED = re.compile(
     r"|\bno\s+(?:north|south|east|west)\s+leg\b"
     r"|\bno\s+(?:street|road|roadway)\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
     r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:of\s+(?:this|the)\s+(?:junction|intersection)\s+)?"
-    r"(?:was|is|had\s+been|has\s+been)\s+(?:\w+ly\s+)?(?:closed|barricaded)\b"
+    r"(?:(?:was|is|had\s+been|has\s+been)\s+(?:\w+ly\s+)?(?:closed|barricaded)\b|(?:did|does)\s+not\s+exist\b"
+    # "the south leg is the main driveway into a plaza": a driveway is no leg of a junction
+    r"|(?:was|is)\s+(?:(?:the|an?)\s+)?(?:[\w-]+\s+){0,2}?(?:driveway|parking[\s-]lot\s+entrance)\b)"
     # "a two-lane road that joins from the south", "a county road that enters from the west": a branch from one side
     # "a side street that meets the arterial from the west"
-    r"|\b(?:that|which)\s+(?:joins|enters|meets)(?:\s+(?:the|an?|it)(?:\s+[\w,-]+){0,3}?)?\s+from\s+the\s+"
+    r"|\b(?:that|which)\s+(?:joins|joined|enters|entered|meets|met)(?:\s+(?:the|an?|it)(?:\s+[\w,-]+){0,3}?)?\s+from\s+the\s+"
     r"(?:north|south|east|west)\b",
     re.IGNORECASE,
 )
