@@ -1791,3 +1791,24 @@ def test_what_a_rule_asks_and_implies(
     mr = best(parser, validator, text, "california")
     assert mr is not None and expected[0] in mr.manipulation and mr.expected_behavior == expected[1], mr
     assert expected[2:] in ((), (mr.road_type,)), mr
+
+
+def test_lines_that_border_a_named_lane_describe_it_and_a_candidate_set_aside_is_trusted_less(
+    parser: OntologyGroundedParser,
+) -> None:
+    """The yellow lines that edge a center left turn lane are the lane's description, not the rule's subject; and a
+    candidate built from a mention set aside gets less confidence, so that retrieval's agreement with it does not
+    easily put it above the rule's own subject."""
+    analysis = parser.analyse(
+        rule(
+            "A center left turn lane, edged by yellow lines on each side, may be used only to start or finish a left "
+            "turn or a U-turn.",
+            region="california",
+        )
+    )
+    lines = [m for m in analysis.manipulations if "line" in m.term.tokens]
+    assert lines and all(m.aside for m in lines)
+    first, *rest = parser.candidates(analysis)
+    assert "center left turn lane" in first.mr.manipulation
+    yellow = [c for c in rest if "yellow" in c.mr.manipulation]
+    assert yellow and all(c.confidence < 0.5 for c in yellow), yellow

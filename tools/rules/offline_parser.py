@@ -310,6 +310,7 @@ class OntologyGroundedParser:
                 _fronted_circumstance(mention, manip, toks)
                 or _kind_after_example(mention, manip, toks)
                 or _changed_from(mention, manip, toks)
+                or _marks_a_lane(mention, manip, toks)
             ):
                 mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
@@ -807,6 +808,7 @@ class OntologyGroundedParser:
         entries: list[tuple[Term, str, float]] = [
             (m.term, m.surface if m.via != "implied" else f"implied by '{m.surface}'", m.score) for m in ranked
         ]
+        set_aside = {m.term.normalised for m in ranked if m.aside or m.ruled_out}
         if all(m.via == "implied" for m in ranked):
             # Nothing named outright: what the wording implies (scored 0: "yield" an oncoming vehicle, "a traffic
             # signal" its red light) comes before MiniLM's nearest labels (similarity - 1 < 0), which follow.
@@ -823,6 +825,8 @@ class OntologyGroundedParser:
             behaviour, beh_ev = self._behaviour(analysis, road, term)
             verb = term.verb or "adds"
             confidence = max(0.05, min(0.95, 0.8 - 0.15 * rank - 0.1 * max(0.0, top_score - score)))
+            if rank and term.normalised in set_aside:
+                confidence = max(0.05, confidence - 0.15)
             out.append(
                 MRCandidate(
                     mr=MRFields(
@@ -1365,6 +1369,21 @@ def _changed_from(m: Mention, mentions: list[Mention], toks: list[Token]) -> boo
     if m.start == 0 or toks[m.start - 1].word != "from" or m.end >= len(toks) or toks[m.end].word != "to":
         return False
     return any(o.start > m.end and o.start - m.end <= 3 for o in mentions)
+
+
+_MARKED_BY = frozenset({"by", "with"})
+
+
+def _marks_a_lane(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
+    """Lines that border a lane the rule names before them ("A center left turn lane, bordered by yellow lines on both
+    sides", "a bike lane marked by a solid white line") describe that lane: the lane is the rule's subject."""
+    if "line" not in m.term.tokens:
+        return False
+    sentence = toks[m.start].sentence
+    near = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.sentence == sentence]
+    return bool(_MARKED_BY & set(near)) and any(
+        "lane" in o.term.tokens and o.end <= m.start and toks[o.start].sentence == sentence for o in mentions
+    )
 
 
 def _named_road_user(o: Mention) -> bool:
