@@ -1772,6 +1772,11 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "before the intersection.",
             ("stop sign", "slow down", "intersection"),
         ),
+        # the DO NOT ENTER sign described: a red square with a white bar; it keeps the ego to its way
+        (
+            "Never drive past a red square sign with a white bar across it: you would be going the wrong way.",
+            ("red and white regulatory sign", "keep current"),
+        ),
         # a signal that changes from one colour to another shows the second
         (
             "If the light turns from green to steady yellow as you come near the corner, stop before the limit line.",

@@ -1395,15 +1395,18 @@ def _named_road_user(o: Mention) -> bool:
 
 
 def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None:
-    """A sign that forbids entry ("a DO NOT ENTER sign", "DO NOT ENTER means ..."): it asks the ego to keep to its
-    way. (The bare verb, "do not enter the intersection until ...", is no sign.)"""
+    """A sign that forbids entry ("a DO NOT ENTER sign", "DO NOT ENTER means ...", or described: "a red sign with a
+    white bar"): it asks the ego to keep to its way. (The bare verb, "do not enter the intersection until ...", is no
+    sign.)"""
     return next(
         (
             m
             for m in mentions
             if "sign" in m.term.tokens
-            and {"enter", "entry"} & set(tokens(m.surface))
-            and ("sign" in tokens(m.surface) or m.surface.isupper())
+            and (
+                ({"enter", "entry"} & set(tokens(m.surface)) and ("sign" in tokens(m.surface) or m.surface.isupper()))
+                or {"white", "bar"} <= set(tokens(m.surface))
+            )
             and not m.ruled_out
         ),
         None,
