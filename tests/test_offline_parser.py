@@ -1817,3 +1817,22 @@ def test_lines_that_border_a_named_lane_describe_it_and_a_candidate_set_aside_is
     assert "center left turn lane" in first.mr.manipulation
     yellow = [c for c in rest if "yellow" in c.mr.manipulation]
     assert yellow and all(c.confidence < 0.5 for c in yellow), yellow
+
+
+@pytest.mark.parametrize(
+    ("region", "text", "sign"),
+    [
+        ("california", "On a residential street the posted speed limit is usually 25 mph.", "speed limit sign"),
+        ("california", "Do not go faster than the speed limit sign allows, even on an empty road.", "speed limit sign"),
+        ("germany", "Do not go faster than the speed limit sign allows, even on an empty road.", "maximum speed limit"),
+        ("germany", "Outside built-up areas the speed limit is 100 km/h.", "maximum speed limit"),
+    ],
+)
+def test_a_speed_limit_sign_is_the_regions_own_term_where_it_has_one(
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, text: str, sign: str
+) -> None:
+    """California's ontology names its own "Speed Limit Signs": a US rule's speed limit is that sign, not the core
+    term written for the German sign 274 (the "maximum" one), which the German rules keep."""
+    mr = best(parser, validator, text, region)
+    assert mr is not None and sign in mr.manipulation, mr
+    assert region == "germany" or "maximum" not in mr.manipulation, mr
