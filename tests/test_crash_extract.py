@@ -766,6 +766,11 @@ def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
         "It meets a two-lane, two-way side road at an intersection whose south leg does not exist.",
         "A two-lane, two-way side road that entered from the south met it at a stop sign.",
         "At the intersection with a two-lane, two-way side road, the north leg is a private driveway to a farm.",
+        # a side road that goes no farther, does not continue, or stops at the road; an exit ramp "of" an interchange
+        "It is met by a two-lane, two-way farm road that reaches it from the south and goes no further.",
+        "A two-lane, two-way town street, which climbs the hill to it, did not continue past it.",
+        "A two-lane, two-way residential street that comes down from the north and stops at the road has a stop sign.",
+        "The westbound one-lane exit ramp of the interchange ends at the road, at a stop sign.",
     ],
 )
 def test_an_exit_ramp_that_ends_a_closed_leg_and_no_road_opposite_make_a_t(

@@ -114,11 +114,16 @@ _RUNS_ON_AND = (
 )
 # An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial") is a T's branch too.
 _ROAD_ENDS = re.compile(
-    rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+from\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+)?)?)"
+    rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+)?)?)"
     # "Maple Lane, a two-lane residential street, ends at ...", "the ramp runs east and terminates at ..."
     rf",?(?:\s+(?:that|which))?{_RUNS_ON_AND}\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
-    r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)",
+    r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)"
+    # A road that goes no farther than the one it meets: "a two-lane road that meets State Highway 12 and goes no
+    # farther", "a gravel road that meets Route 9 from the south and does not continue north of it", "a residential
+    # street that runs up from the south and stops at Harlan Road".
+    rf"|\b(?:{_STREET_NOUNS})s?,?\s+(?:that|which)\s+[^.;]{{0,60}}?\b(?:(?:goes|went|runs|ran|continues|continued)\s+"
+    r"no\s+(?:farther|further)|(?:does|did)\s+not\s+continue|and\s+(?:stops|stopped)\s+at)\b",
     re.IGNORECASE,
 )
 # "a gravel road approaching its end at a boulevard": the road before "its end" is the branch. So is the road of a
