@@ -798,6 +798,19 @@ def test_a_continuous_centre_turn_lane_named_after_the_lanes_in_each_direction(
     assert s.to_safe()["Road network"]["No_lanes"] == 5
 
 
+@pytest.mark.parametrize(
+    "denied", ["with no median and no center turn lane", "without any centre left-turn lane", "but no center turn lane"]
+)
+def test_a_centre_turn_lane_said_not_to_be_there_is_not_counted(extractor: OfflineCrashExtractor, denied: str) -> None:
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2003 Honda Accord, was westbound on a city street that has two lanes in each direction "
+        f"{denied}. It was daylight. The front of V1 struck a pole.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 4
+    assert not s.road_network.centre_turn_lane
+
+
 def test_the_street_of_the_next_sentence_is_the_road_before_it(extractor: OfflineCrashExtractor) -> None:
     """ "... a one-way downtown street. The street has three northbound travel lanes": the lanes are the one-way
     street's (three, one way), not a new road's three per direction."""

@@ -313,6 +313,15 @@ _CENTRE_TURN = re.compile(
 )
 
 
+# "with no median or center turn lane", "without a center turn lane": a centre lane said not to be there.
+_DENIED = re.compile(r"\b(?:no|without|nor|not)\b[^,;.]{0,30}$", re.IGNORECASE)
+
+
+def _centre_turn_in(text: str) -> bool:
+    """Whether ``text`` names a centre turn lane that it does not deny."""
+    return any(not _DENIED.search(text, max(0, m.start() - 40), m.start()) for m in _CENTRE_TURN.finditer(text))
+
+
 class _Road(NamedTuple):
     """A road the narrative describes: its lane and way counts, whether it is a ramp, where its noun is."""
 
@@ -496,7 +505,7 @@ class OfflineCrashExtractor:
         roads = self._roads(text)
         main = [r for r in roads if not r.ramp]
         ramps = [r for r in roads if r.ramp]
-        centre = bool(_CENTRE_TURN.search(text))
+        centre = _centre_turn_in(text)
         none = _Road(None, None, False, 0)
         first = main[0] if main else none
         ramp = ramps[0] if ramps else _Road(None, None, True, 0)  # a merge's branch, or a T's exit ramp
@@ -613,7 +622,7 @@ class OfflineCrashExtractor:
                 total = None if a is None or b is None else a + b
             if total is None:
                 continue
-            if _CENTRE_TURN.search(text[m.end() : m.end() + 60].split(".")[0]):
+            if _centre_turn_in(text[m.end() : m.end() + 60].split(".")[0]):
                 total += 1  # "two through lanes in each direction and a continuous two-way center left-turn lane"
             before = _road_noun_before(text, m.start() - 80, m.start())
             key = before.start() if before else m.start()
