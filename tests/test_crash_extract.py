@@ -811,6 +811,32 @@ def test_a_centre_turn_lane_said_not_to_be_there_is_not_counted(extractor: Offli
     assert not s.road_network.centre_turn_lane
 
 
+@pytest.mark.parametrize(
+    ("section", "lanes"),
+    [
+        # lane by lane across both directions, turn lanes and a median among them
+        ("At the signal the avenue has two northbound through lanes, a northbound right-turn lane, a grass median and "
+         "two southbound through lanes.", 5),
+        ("At the junction the eastbound roadway of the avenue has a left-turn lane and two through lanes, and beyond a "
+         "raised median lie three westbound through lanes.", 6),
+        # a count per direction that a turn lane adds to, and a turn lane between the directions
+        ("The avenue has two lanes in each direction and widens to add one left-turn lane for northbound traffic.", 5),
+        ("The avenue has a single through lane in each direction with the left-turn lane between them.", 3),
+        # one count stated twice is one count
+        ("The avenue is two lanes wide with one lane each way.", 2),
+    ],
+)  # fmt: skip
+def test_a_cross_section_listed_lane_by_lane_is_summed(
+    extractor: OfflineCrashExtractor, section: str, lanes: int
+) -> None:
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2012 Ford Focus, was northbound on the avenue. {section} It was daylight. The front of "
+        "V1 struck a pole.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == lanes
+
+
 def test_the_street_of_the_next_sentence_is_the_road_before_it(extractor: OfflineCrashExtractor) -> None:
     """ "... a one-way downtown street. The street has three northbound travel lanes": the lanes are the one-way
     street's (three, one way), not a new road's three per direction."""

@@ -308,11 +308,29 @@ _LANES_COUNTED = re.compile(
 _THE_SAME_ROAD = re.compile(r"(?:^|[.;]\s+)(?:the|this)\s+$", re.IGNORECASE)
 # A two-way left-turn lane is a centre lane, however the narrative places it.
 _CENTRE_TURN = re.compile(
-    r"\bcent(?:er|re)[\s-]+(?:two-way[\s-]+)?(?:left[\s-]+)?turn(?:\s+lane)?\b|\btwo-way[\s-]+left[\s-]+turn[\s-]+lane\b",
+    r"\bcent(?:er|re)[\s-]+(?:two-way[\s-]+)?(?:left[\s-]+)?turn(?:\s+lane)?\b|\btwo-way[\s-]+left[\s-]+turn[\s-]+lane\b"
+    # "a single through lane in each direction with the left-turn lane between them"
+    r"|\b(?:left[\s-]+)?turn(?:ing)?[\s-]+lane\s+between\s+(?:them|the\s+(?:two\s+)?directions)\b",
     re.IGNORECASE,
 )
 
 
+# One item of a cross-section listed lane by lane: "two southbound through lanes", "a northbound left-turn lane", "a
+# single westbound (downhill) lane", "three through lanes", "two lanes in each direction" (twice its count).
+_SECTION_ITEM = re.compile(
+    r"\b(?P<n>an?|one|single|two|three|four|five|six|\d)\s+(?:single\s+)?(?P<bound>(?:north|south|east|west)bound\s+)?"
+    r"(?:\([\w\s-]{1,20}\)\s+)?(?:(?:through|travel|(?:left|right)[\s-]+turn|turn)\s+)?lanes?\b"
+    r"(?P<each>\s+(?:(?:in|for)\s+each\s+direction|each\s+way|in\s+both\s+directions))?(?!\s+wide)",
+    re.IGNORECASE,
+)
+_BOUND = re.compile(r"\b(north|south|east|west)bound\b", re.IGNORECASE)
+_TURN_WORD = re.compile(r"\bturn\b", re.IGNORECASE)
+# What may stand between two items of one cross-section: a short stretch of one sentence (list words, a median), with
+# no vehicle and no other road in it.
+_SECTION_GAP = re.compile(r"[^.;]{0,70}")
+_SECTION_BREAK = re.compile(
+    rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side)\b", re.IGNORECASE
+)
 # "with no median or center turn lane", "without a center turn lane": a centre lane said not to be there.
 _DENIED = re.compile(r"\b(?:no|without|nor|not)\b[^,;.]{0,30}$", re.IGNORECASE)
 
@@ -578,6 +596,7 @@ class OfflineCrashExtractor:
         self._counts_per_direction(text, found)
         self._lanes_in_all(text, found)
         self._lanes_counted(text, found)
+        self._cross_sections(text, found)
         return [
             _Road(r["lanes"], r["ways"], r["ramp"], at) for at, r in sorted(found.items()) if r["lanes"] or r["ways"]
         ]
@@ -640,6 +659,47 @@ class OfflineCrashExtractor:
                 continue
             road = found.setdefault(before.start(), {"lanes": None, "ways": None, "ramp": "ramp" in before.group(0)})
             road["lanes"] = n
+
+    def _cross_sections(self, text: str, found: dict[int, dict[str, Any]]) -> None:
+        """A cross-section listed lane by lane across both directions ("two southbound through lanes, a southbound
+        left-turn lane, a raised median, a northbound left-turn lane and two northbound through lanes") is the sum of
+        its items, where that is more than the road's count so far: the road noun before the list."""
+        items = list(_SECTION_ITEM.finditer(text))
+        runs: list[list[re.Match[str]]] = []
+        for m in items:
+            prev = runs[-1][-1] if runs else None
+            gap = text[prev.end() : m.start()] if prev else ""
+            if prev is not None and _SECTION_GAP.fullmatch(gap) and not _SECTION_BREAK.search(gap):
+                runs[-1].append(m)
+            else:
+                runs.append([m])
+        for run in runs:
+            if len(run) < 2 or not any(_TURN_WORD.search(m.group(0)) for m in run):
+                continue  # one item, or no turn lane: the other passes count those
+            # the directions the list names, its roadway's too ("the eastbound roadway has a left-turn lane, three
+            # through lanes and a right-turn lane, and ... from three westbound through lanes")
+            bounds = set(_BOUND.findall(text, max(0, run[0].start() - 40), run[-1].end()))
+            each = [m for m in run if m.group("each")]
+            if each:
+                # "two lanes in each direction ... widens to add a single left-turn lane": only turn lanes add to a
+                # count per direction ("two lanes wide with one lane each way" states one count twice)
+                if any(m not in each and not _TURN_WORD.search(m.group(0)) for m in run):
+                    continue
+            elif len({b.lower() for b in bounds}) < 2:
+                continue  # one direction's lanes
+            counts = [
+                self._count("one" if m.group("n").lower() in ("a", "an", "single") else m.group("n")) for m in run
+            ]
+            if any(c is None for c in counts):
+                continue
+            total = sum((c or 0) * (2 if m.group("each") else 1) for c, m in zip(counts, run, strict=True))
+            before = _road_noun_before(text, run[0].start() - 80, run[0].start())
+            if before is None or total > 12:
+                continue
+            road = found.setdefault(before.start(), {"lanes": None, "ways": None, "ramp": "ramp" in before.group(0)})
+            if (road["lanes"] or 0) < total:
+                road["lanes"] = total
+                road["ways"] = road["ways"] or 2
 
     def _lanes_counted(self, text: str, found: dict[int, dict[str, Any]]) -> None:
         """Lanes counted in words ("a one-way street with three travel lanes", "the left of three eastbound lanes of a
