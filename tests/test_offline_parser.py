@@ -1787,6 +1787,9 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "Where your road ends at a through road with no sign or signal, let the cars on the through road go first.",
             ("vehicle", "slow down", "intersection"),
         ),
+        # a road that freezes is an icy one
+        ("Shaded stretches of the highway freeze first on cold mornings.", ("ice road", "slow down")),
+        ("In cold weather a bridge deck can freeze over before the road around it.", ("ice road", "slow down")),
     ],
 )
 def test_what_a_rule_asks_and_implies(
