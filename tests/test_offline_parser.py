@@ -1790,6 +1790,8 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
         # a road that freezes is an icy one
         ("Shaded stretches of the highway freeze first on cold mornings.", ("ice road", "slow down")),
         ("In cold weather a bridge deck can freeze over before the road around it.", ("ice road", "slow down")),
+        # a playground is no school: children near one are on any road
+        ("Kids near a playground can dash out without warning; drive slowly.", ("child", "slow down", "any roads")),
     ],
 )
 def test_what_a_rule_asks_and_implies(
