@@ -1833,6 +1833,15 @@ def test_lines_that_border_a_named_lane_describe_it_and_a_candidate_set_aside_is
         ("germany", "Outside built-up areas the speed limit is 100 km/h.", "maximum speed limit"),
     ],
 )
+def test_the_stvo_title_of_sign_205_is_the_yield_sign(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """The StVO calls sign 205 "Grant right of way" (Vorfahrt gewaehren): the sign is the yield sign, not a
+    right-of-way regulation sign."""
+    mr = best(parser, validator, '"Grant Right-of-Way" sign: drivers let the traffic on the main road go first.')
+    assert mr is not None and "yield sign" in mr.manipulation, mr
+
+
 def test_a_speed_limit_sign_is_the_regions_own_term_where_it_has_one(
     parser: OntologyGroundedParser, validator: OfflineValidator, region: str, text: str, sign: str
 ) -> None:
