@@ -1824,15 +1824,6 @@ def test_lines_that_border_a_named_lane_describe_it_and_a_candidate_set_aside_is
     assert yellow and all(c.confidence < 0.5 for c in yellow), yellow
 
 
-@pytest.mark.parametrize(
-    ("region", "text", "sign"),
-    [
-        ("california", "On a residential street the posted speed limit is usually 25 mph.", "speed limit sign"),
-        ("california", "Do not go faster than the speed limit sign allows, even on an empty road.", "speed limit sign"),
-        ("germany", "Do not go faster than the speed limit sign allows, even on an empty road.", "maximum speed limit"),
-        ("germany", "Outside built-up areas the speed limit is 100 km/h.", "maximum speed limit"),
-    ],
-)
 def test_the_stvo_title_of_sign_205_is_the_yield_sign(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:
@@ -1842,6 +1833,15 @@ def test_the_stvo_title_of_sign_205_is_the_yield_sign(
     assert mr is not None and "yield sign" in mr.manipulation, mr
 
 
+@pytest.mark.parametrize(
+    ("region", "text", "sign"),
+    [
+        ("california", "On a residential street the posted speed limit is usually 25 mph.", "speed limit sign"),
+        ("california", "Do not go faster than the speed limit sign allows, even on an empty road.", "speed limit sign"),
+        ("germany", "Do not go faster than the speed limit sign allows, even on an empty road.", "maximum speed limit"),
+        ("germany", "Outside built-up areas the speed limit is 100 km/h.", "maximum speed limit"),
+    ],
+)
 def test_a_speed_limit_sign_is_the_regions_own_term_where_it_has_one(
     parser: OntologyGroundedParser, validator: OfflineValidator, region: str, text: str, sign: str
 ) -> None:
