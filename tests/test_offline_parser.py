@@ -1790,6 +1790,11 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
         # a road that freezes is an icy one
         ("Shaded stretches of the highway freeze first on cold mornings.", ("ice road", "slow down")),
         ("In cold weather a bridge deck can freeze over before the road around it.", ("ice road", "slow down")),
+        # a sharp turn of the road (a bend) is no junction
+        (
+            "Warning signs show a sharp turn ahead; reduce your speed before you reach it.",
+            ("warning sign", "slow down", "any roads"),
+        ),
         # a playground is no school: children near one are on any road
         ("Kids near a playground can dash out without warning; drive slowly.", ("child", "slow down", "any roads")),
     ],
