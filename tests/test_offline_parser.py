@@ -1795,6 +1795,8 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "Warning signs show a sharp turn ahead; reduce your speed before you reach it.",
             ("warning sign", "slow down", "any roads"),
         ),
+        # a lane kept for others (the HOV lane) is one the ego keeps out of
+        ("Stay out of a High-Occupancy Vehicle (HOV) lane when you drive alone.", ("high-occupancy", "keep current")),
         # a playground is no school: children near one are on any road
         ("Kids near a playground can dash out without warning; drive slowly.", ("child", "slow down", "any roads")),
     ],

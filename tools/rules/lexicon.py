@@ -211,6 +211,7 @@ class Lexicon:
     non_trigger_phrases: list[str] = field(metadata=_GENERAL, default_factory=list)
     signalling_verbs: list[str] = field(metadata=_GENERAL, default_factory=list)
     animal_terms: list[str] = field(metadata=_GENERAL, default_factory=list)
+    carry_on_terms: list[str] = field(metadata=_GENERAL, default_factory=list)
     generic_road_words: list[str] = field(metadata=_GENERAL, default_factory=list)
     provenance: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     region_road_types: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)

@@ -189,6 +189,9 @@ class _RegionModel:
         self.non_triggers = [tokens(w) for w in lexicon.non_trigger_phrases if tokens(w)]
         self.signalling = {t for w in lexicon.signalling_verbs for t in tokens(w)[:1]}
         self.animals = {t.normalised for name in lexicon.animal_terms if (t := vocabulary.lookup("manipulation", name))}
+        self.carry_on = {
+            t.normalised for name in lexicon.carry_on_terms if (t := vocabulary.lookup("manipulation", name))
+        }
         self.secondary = [tokens(w) for w in lexicon.secondary_words if tokens(w)]
         self.exclusions = [tokens(w) for w in lexicon.exclusion_words if tokens(w)]
         self.defining = [tokens(w) for w in lexicon.defining_openers if tokens(w)]
@@ -739,9 +742,11 @@ class OntologyGroundedParser:
         return None
 
     @staticmethod
-    def _behaviour(analysis: RuleAnalysis, road: Term, manipulation: Term | None) -> tuple[str, str]:
+    def _behaviour(
+        model: _RegionModel, analysis: RuleAnalysis, road: Term, manipulation: Term | None
+    ) -> tuple[str, str]:
         scores = behaviour_cues(analysis, road.normalised)
-        if manipulation is not None and manipulation.normalised in {"green light", "green arrow"}:
+        if manipulation is not None and manipulation.normalised in model.carry_on:
             scores["keep current"] = scores.get("keep current", 0.0) + 1.0
         if manipulation is not None and _lifts_a_ban_on_stopping(analysis, manipulation):
             return "slow down", f"the exception to '{', '.join(analysis.behavior_evidence['keep current'])}'"
@@ -822,7 +827,7 @@ class OntologyGroundedParser:
         top_score = entries[0][2] if entries else 0.0
         for rank, (term, surface, score) in enumerate(entries[: self.top_k]):
             road, road_ev = self._road_type(model, analysis, term)
-            behaviour, beh_ev = self._behaviour(analysis, road, term)
+            behaviour, beh_ev = self._behaviour(model, analysis, road, term)
             verb = term.verb or "adds"
             confidence = max(0.05, min(0.95, 0.8 - 0.15 * rank - 0.1 * max(0.0, top_score - score)))
             if rank and term.normalised in set_aside:

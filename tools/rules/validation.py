@@ -261,8 +261,8 @@ class OfflineValidator:
             b_ok, b_detail = True, "cue: " + ", ".join(analysis.behavior_evidence.get(behaviour, []))
         elif not cues and behaviour == "slow down":
             b_ok, b_detail = True, "no cue; a rule restricting the ego-vehicle implies slowing down"
-        elif behaviour == "keep current" and manip in {"green light", "green arrow"}:
-            b_ok, b_detail = True, "a green signal means carry on"
+        elif behaviour == "keep current" and manip in model.carry_on:
+            b_ok, b_detail = True, f"{manip!r} means carry on in the ego's own way"
         else:
             b_ok, b_detail = False, f"nothing in the rule asks the ego-vehicle to {behaviour}"
         add("elements_in_rule", "behaviour grounded in rule", b_ok, b_detail)
@@ -284,16 +284,19 @@ class OfflineValidator:
         add("rule_supported", "verb fits manipulation", v_ok, v_detail)
         if cues:
             top = max(cues.values())
-            s_ok = cues.get(behaviour, 0.0) >= top or (
-                behaviour == "keep current" and manip in {"green light", "green arrow"}
-            )
+            s_ok = cues.get(behaviour, 0.0) >= top or (behaviour == "keep current" and manip in model.carry_on)
             s_detail = (
                 "the rule's strongest cue agrees"
                 if s_ok
                 else f"the rule's cues favour {max(cues, key=lambda b: cues[b])!r}"
             )
         else:
-            s_ok, s_detail = behaviour == "slow down", "without cues only 'slow down' is supported"
+            carry_on = behaviour == "keep current" and manip in model.carry_on
+            s_ok, s_detail = (
+                (True, f"without cues {manip!r} means carry on")
+                if carry_on
+                else (behaviour == "slow down", "without cues only 'slow down' is supported")
+            )
         add("rule_supported", "behaviour supported by rule", s_ok, s_detail)
 
         # Q3: are the parts consistent?
