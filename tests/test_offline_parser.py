@@ -1847,13 +1847,17 @@ def test_the_stvo_title_of_sign_205_is_the_yield_sign(
         ("california", "Do not go faster than the speed limit sign allows, even on an empty road.", "speed limit sign"),
         ("germany", "Do not go faster than the speed limit sign allows, even on an empty road.", "maximum speed limit"),
         ("germany", "Outside built-up areas the speed limit is 100 km/h.", "maximum speed limit"),
+        # the same habit for dust: California's own "Dust Storms", the core heavy smoke elsewhere
+        ("california", "If blowing dust hides the road ahead, slow down.", "dust storms"),
+        ("germany", "If blowing dust hides the road ahead, slow down.", "heavy smoke"),
     ],
 )
-def test_a_speed_limit_sign_is_the_regions_own_term_where_it_has_one(
+def test_the_regions_own_term_for_a_speed_limit_or_dust_where_it_has_one(
     parser: OntologyGroundedParser, validator: OfflineValidator, region: str, text: str, sign: str
 ) -> None:
-    """California's ontology names its own "Speed Limit Signs": a US rule's speed limit is that sign, not the core
-    term written for the German sign 274 (the "maximum" one), which the German rules keep."""
+    """California's ontology names its own "Speed Limit Signs" and "Dust Storms": a US rule's speed limit or blowing
+    dust is that term, not the core one (the "maximum" speed limit sign written for German sign 274, heavy smoke),
+    which the German rules keep."""
     mr = best(parser, validator, text, region)
     assert mr is not None and sign in mr.manipulation, mr
     assert region == "germany" or "maximum" not in mr.manipulation, mr
