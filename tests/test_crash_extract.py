@@ -798,6 +798,22 @@ def test_a_continuous_centre_turn_lane_named_after_the_lanes_in_each_direction(
     assert s.to_safe()["Road network"]["No_lanes"] == 5
 
 
+def test_a_count_on_a_lane_describes_the_road_the_sentence_is_about(extractor: OfflineCrashExtractor) -> None:
+    """ "The off-ramp is a single one-way lane that stops at a yield sign beside Route 30": the one-way count is the
+    ramp's, not Route 30's, and the ramp is the T's one-lane, one-way branch."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2016 Jeep Cherokee, was westbound on Route 30, a two-lane, two-way highway. The off-ramp "
+        "from the interstate is a single one-way lane that ends at a stop sign beside Route 30; there is no road "
+        "opposite it. Vehicle two (V2), a 2009 Ford Focus, left the ramp to turn left. It was daylight. The front of V1 "
+        "struck the left side of V2.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == (2, 2)
+    assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (1, 1)
+
+
 @pytest.mark.parametrize(
     "denied", ["with no median and no center turn lane", "without any centre left-turn lane", "but no center turn lane"]
 )

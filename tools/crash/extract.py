@@ -292,6 +292,7 @@ _LANE_POS = re.compile(
     r"\b(right|left|inside|outside|middle|center|centre|curb|median)[\s-]+(?:\w+bound\s+)?(?:travel\s+)?(?:turn\s+|left-turn\s+)?lane",
     re.IGNORECASE,
 )
+_ON_A_LANE = re.compile(r"\s+(?:travel\s+|traffic\s+)?lane\b", re.IGNORECASE)
 _TURN_LANE_AFTER = re.compile(r"[\s-]+(?:left[\s-]+)?turn(?:ing)?[\s-]+lane", re.IGNORECASE)
 _WITH_CENTRE = re.compile(
     r"\s+with\s+an?\s+cent(?:er|re)\s+(?:two-way\s+)?(?:left[\s-]+)?turn(?:ing)?\s+lane", re.IGNORECASE
@@ -607,7 +608,14 @@ class OfflineCrashExtractor:
         for m in _COUNT.finditer(text):
             if m.group("ways") and _TURN_LANE_AFTER.match(text, m.end()):
                 continue  # "a center two-way left turn lane" names a lane, not a two-way road
-            noun = _ROAD_NOUN.search(text, m.end(), m.end() + 80)
+            # "The exit ramp (from the interstate) is a single one-way lane that ends at ... Hollins Road": a count on a
+            # lane describes the road the sentence is about, its first, not the next road named.
+            sentence_start = text.rfind(".", 0, m.start()) + 1
+            noun = (
+                _ROAD_NOUN.search(text, sentence_start, m.start())
+                if _ON_A_LANE.match(text, m.end())
+                else _ROAD_NOUN.search(text, m.end(), m.end() + 80)
+            )
             if noun is None:
                 # "The street at this location carries one-way southbound traffic": the count is the road's before it.
                 noun = _road_noun_before(text, max(text.rfind(".", 0, m.start()) + 1, m.start() - 80), m.start())
