@@ -814,6 +814,21 @@ def test_a_count_on_a_lane_describes_the_road_the_sentence_is_about(extractor: O
     assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (1, 1)
 
 
+@pytest.mark.parametrize("ramp", ["The on-ramp is a single lane.", "The entrance ramp has two lanes."])
+def test_a_ramp_described_after_the_freeway_is_its_own_road(extractor: OfflineCrashExtractor, ramp: str) -> None:
+    """ "The freeway has three lanes in each direction. The on-ramp is a single lane": "the on-ramp" is a new road,
+    not the freeway again, so its lanes are the merge's branch."""
+    s = extract(
+        extractor,
+        f"The freeway has three lanes in each direction. {ramp} Vehicle one (V1), a 2012 Mazda 3, came down the "
+        "on-ramp to merge. Vehicle two (V2), a 2015 Ford Fusion, was in the right lane. It was daylight. The front of "
+        "V2 struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "Merge"
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (6, 1 if "single" in ramp else 2)
+
+
 @pytest.mark.parametrize(
     "denied", ["with no median and no center turn lane", "without any centre left-turn lane", "but no center turn lane"]
 )

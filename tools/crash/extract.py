@@ -721,7 +721,14 @@ class OfflineCrashExtractor:
             key = noun.start() if noun else m.start()
             # "The street has three northbound travel lanes": "the street" is the road the last sentence described.
             earlier = [k for k in found if k < key and key - k < 300]
-            if noun and key not in found and earlier and _THE_SAME_ROAD.search(text, max(0, key - 12), key):
+            # ("The on-ramp is a single lane", after the freeway: a ramp is no road of another kind.)
+            if (
+                noun
+                and key not in found
+                and earlier
+                and _THE_SAME_ROAD.search(text, max(0, key - 12), key)
+                and ("ramp" in noun.group(0).lower()) == bool(found[max(earlier)]["ramp"])
+            ):
                 key = max(earlier)
             road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
             if road["lanes"] is None:
