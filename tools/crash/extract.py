@@ -216,7 +216,11 @@ def _road_noun_before(text: str, start: int, end: int) -> re.Match[str] | None:
 
 
 # A lane width between the count and the noun: "two 3.6 m travel lanes", "three 12-foot lanes".
-_WIDTH = r"(?:\d+(?:\.\d+)?[\s-]?(?:m|metres?|meters?|ft|foot|feet)(?:[\s-]+wide)?\s+)?"
+# A lane width, metric with imperial after it or the other way round: "3.6 m (12 ft) travel lanes".
+_WIDTH = (
+    r"(?:\d+(?:\.\d+)?[\s-]?(?:m|metres?|meters?|ft|foot|feet)(?:\s*\(\d+(?:\.\d+)?\s*(?:m|ft|feet)\))?"
+    r"(?:[\s-]+wide)?\s+)?"
+)
 # "in each direction", "for each direction", "each way", with a turn lane that each direction adds to its through lanes
 # before it ("two through lanes and a separate left-turn lane for each direction").
 _PER_DIRECTION = (
