@@ -816,6 +816,20 @@ def test_a_count_on_a_lane_describes_the_road_the_sentence_is_about(extractor: O
     assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (1, 1)
 
 
+def test_a_cross_section_of_a_road_named_without_a_road_noun_is_its_lanes(extractor: OfflineCrashExtractor) -> None:
+    """ "Broadway runs north-south. At the intersection its cross-section is ...": the listed lanes are the road's,
+    though no road noun stands before them."""
+    s = extract(
+        extractor,
+        "The crash occurred at the signalized intersection of Broadway and 5th Street. Broadway runs north-south. At "
+        "the intersection its cross-section, from west to east, is a southbound right-turn lane, two southbound through "
+        "lanes, a raised median and two northbound through lanes. Vehicle one (V1), a 2010 Honda Civic, was northbound "
+        "on Broadway. Vehicle two (V2), a 2013 Ford Escape, turned left in front of it. It was daylight. The front of "
+        "V1 struck the right side of V2.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 5
+
+
 @pytest.mark.parametrize("ramp", ["The on-ramp is a single lane.", "The entrance ramp has two lanes."])
 def test_a_ramp_described_after_the_freeway_is_its_own_road(extractor: OfflineCrashExtractor, ramp: str) -> None:
     """ "The freeway has three lanes in each direction. The on-ramp is a single lane": "the on-ramp" is a new road,

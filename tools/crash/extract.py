@@ -705,10 +705,15 @@ class OfflineCrashExtractor:
             if any(c is None for c in counts):
                 continue
             total = sum((c or 0) * (2 if m.group("each") else 1) for c, m in zip(counts, run, strict=True))
-            before = _road_noun_before(text, run[0].start() - 80, run[0].start())
-            if before is None or total > 12:
+            if total > 12:
                 continue
-            road = found.setdefault(before.start(), {"lanes": None, "ways": None, "ramp": "ramp" in before.group(0)})
+            # the road noun before the list, else the list itself stands for its road ("Broadway runs north-south. At
+            # the intersection its cross-section is ...")
+            before = _road_noun_before(text, run[0].start() - 80, run[0].start())
+            key = before.start() if before else run[0].start()
+            road = found.setdefault(
+                key, {"lanes": None, "ways": None, "ramp": bool(before and "ramp" in before.group(0))}
+            )
             if (road["lanes"] or 0) < total:
                 road["lanes"] = total
                 road["ways"] = road["ways"] or 2
