@@ -869,6 +869,9 @@ def test_a_centre_turn_lane_said_not_to_be_there_is_not_counted(extractor: Offli
         # a count per direction that a turn lane adds to, and a turn lane between the directions
         ("The avenue has two lanes in each direction and widens to add one left-turn lane for northbound traffic.", 5),
         ("The avenue has a single through lane in each direction with the left-turn lane between them.", 3),
+        # lanes named by where they lie: curb, inside, a two-way center turn lane
+        ("Listed from north to south, the avenue has a westbound curb lane, a westbound inside lane, a two-way center "
+         "left-turn lane, an eastbound inside lane and an eastbound curb lane.", 5),
         # one count stated twice is one count
         ("The avenue is two lanes wide with one lane each way.", 2),
     ],

@@ -321,10 +321,12 @@ _CENTRE_TURN = re.compile(
 
 
 # One item of a cross-section listed lane by lane: "two southbound through lanes", "a northbound left-turn lane", "a
-# single westbound (downhill) lane", "three through lanes", "two lanes in each direction" (twice its count).
+# single westbound (downhill) lane", "a westbound curb lane", "a two-way center left-turn lane", "three through lanes",
+# "two lanes in each direction" (twice its count).
 _SECTION_ITEM = re.compile(
     r"\b(?P<n>an?|one|single|two|three|four|five|six|\d)\s+(?:single\s+)?(?P<bound>(?:north|south|east|west)bound\s+)?"
-    r"(?:\([\w\s-]{1,20}\)\s+)?(?:(?:through|travel|(?:left|right)[\s-]+turn|turn)\s+)?lanes?\b"
+    r"(?:\([\w\s-]{1,20}\)\s+)?(?:two-way\s+)?(?:(?:curb|inside|outside|center|centre|middle)\s+)?"
+    r"(?:(?:through|travel|(?:left|right)[\s-]+turn|turn)\s+)?lanes?\b"
     r"(?P<each>\s+(?:(?:in|for)\s+each\s+direction|each\s+way|in\s+both\s+directions))?(?!\s+wide)",
     re.IGNORECASE,
 )
