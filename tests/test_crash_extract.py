@@ -773,6 +773,7 @@ def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
         "A two-lane, two-way town street, which climbs the hill to it, did not continue past it.",
         "A two-lane, two-way residential street that comes down from the north and stops at the road has a stop sign.",
         "The westbound one-lane exit ramp of the interchange ends at the road, at a stop sign.",
+        "A two-lane, two-way lane meets it at a stop sign; the lane does not continue south of the road.",
     ],
 )
 def test_an_exit_ramp_that_ends_a_closed_leg_and_no_road_opposite_make_a_t(

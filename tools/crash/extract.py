@@ -144,6 +144,8 @@ _END_AT = re.compile(
 _ONE_SIDED = re.compile(
     r"\b(?:from|on)\s+the\s+(?:north|south|east|west)\s+(?:side\s+)?only\b"
     r"|\bno\s+(?:north|south|east|west)\s+leg\b"
+    # "Elm Street is a two-lane street; it does not continue west of Main Street"
+    r"|\b(?:does|did)\s+not\s+continue\s+(?:(?:north|south|east|west)(?:ward)?|past|beyond|across)\b"
     r"|\bno\s+(?:street|road|roadway)\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
     r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:of\s+(?:this|the)\s+(?:junction|intersection)\s+)?"
     r"(?:(?:was|is|had\s+been|has\s+been)\s+(?:\w+ly\s+)?(?:closed|barricaded)\b|(?:did|does)\s+not\s+exist\b"
