@@ -757,6 +757,16 @@ def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
     assert s.env.time == time
 
 
+def test_a_negation_in_one_sentence_does_not_reach_the_weather_of_the_next(extractor: OfflineCrashExtractor) -> None:
+    """ "... there is no lighting. Snow showers were passing": the "no" ends with its sentence, so it snowed."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2008 Subaru Outback, was eastbound on a two-lane, two-way road at night; there is no "
+        "lighting. Snow showers were passing through. The front of V1 struck a guardrail.",
+    )
+    assert s.env.weather == "Snowy"
+
+
 @pytest.mark.parametrize(
     "junction",
     [

@@ -907,7 +907,9 @@ class OfflineCrashExtractor:
             or any(p.search(s) for w, p in self._weather if w != "Clear")
             or self._clear_sky.search(s)
         ]
-        env_text = " ".join(dict.fromkeys(env_sentences))
+        # (Sentences come without their full stops: joined with one again, a negation or an "after the crash" in one
+        # sentence does not reach into the next, "there is no lighting. Snow showers were passing".)
+        env_text = ". ".join(dict.fromkeys(env_sentences))
         time = "Not mentioned"
         # Only before the impact's aftermath does the clock tell the crash's time: a later "0915 hours" or "the
         # following morning" is the ambulance's or the hospital's.
