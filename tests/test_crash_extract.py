@@ -742,6 +742,9 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
         # A sun ahead of the driver: day.
         ("The driver said the sun was directly ahead and she could not see well.", "Daytime"),
         ("He said that the sun, low in the eastern sky, kept him from seeing the signal.", "Daytime"),
+        ("She told police the sun was directly in her eyes as she crested the hill.", "Daytime"),
+        # a clock word without its hyphen
+        ("The crash happened in midafternoon on a weekday.", "Daytime"),
     ],
 )
 def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
