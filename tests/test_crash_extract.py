@@ -743,6 +743,8 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
         ("The driver said the sun was directly ahead and she could not see well.", "Daytime"),
         ("He said that the sun, low in the eastern sky, kept him from seeing the signal.", "Daytime"),
         ("She told police the sun was directly in her eyes as she crested the hill.", "Daytime"),
+        # a light cue after "since" says when something began, not the light at the crash
+        ("Rain had been falling since before dawn, and the crash occurred at 11:15 a.m.", "Daytime"),
         # a clock word without its hyphen
         ("The crash happened in midafternoon on a weekday.", "Daytime"),
     ],
