@@ -762,6 +762,18 @@ def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
     assert s.env.time == time
 
 
+def test_a_road_named_again_is_the_road_described_at_its_first_naming(extractor: OfflineCrashExtractor) -> None:
+    """ "on Alder Avenue, a one-way westbound street ... Alder Avenue has four travel lanes": four lanes, one way."""
+    s = extract(
+        extractor,
+        "The crash occurred on Alder Avenue, a one-way westbound street downtown. Alder Avenue has four travel lanes "
+        "with parking along both curbs. Vehicle one (V1), a 2012 Toyota Camry, was westbound in the left lane. It "
+        "was daylight. The front of V1 struck a parked car.",
+    )
+    net = s.to_safe()["Road network"]
+    assert (net["No_lanes"], net["No_ways"]) == (4, 1)
+
+
 def test_a_negation_in_one_sentence_does_not_reach_the_weather_of_the_next(extractor: OfflineCrashExtractor) -> None:
     """ "... there is no lighting. Snow showers were passing": the "no" ends with its sentence, so it snowed."""
     s = extract(

@@ -313,6 +313,8 @@ _LANES_COUNTED = re.compile(
     rf"(?!{_PER_DIRECTION}|\s+and\s+\w+\s+(?:north|south|east|west)bound)",
     re.IGNORECASE,
 )
+# A road's proper name just before its noun: "Jefferson Street", "Old Mill Road", "5th Avenue".
+_ROAD_NAME = re.compile(r"\b(?:(?:[A-Z][\w'.-]*|\d+(?:st|nd|rd|th))\s+)+$")
 # A sentence that opens with the bare definite road noun refers back to the road before it ("... a one-way downtown
 # street. The street has three northbound travel lanes").
 _THE_SAME_ROAD = re.compile(r"(?:^|[.;]\s+)(?:the|this)\s+$", re.IGNORECASE)
@@ -725,6 +727,19 @@ class OfflineCrashExtractor:
                 road["lanes"] = total
                 road["ways"] = road["ways"] or 2
 
+    @staticmethod
+    def _named_before(text: str, noun: re.Match[str], found: dict[int, dict[str, Any]]) -> int | None:
+        """The key of the road described where the road named just before ``noun`` ("Jefferson Street") was first
+        named, if it was named earlier and described there (at its noun or an appositive within 80 characters)."""
+        name = _ROAD_NAME.search(text, max(0, noun.start() - 40), noun.start())
+        if name is None:
+            return None
+        first = text.find(name.group(0) + noun.group(0))
+        if not 0 <= first < name.start():
+            return None
+        described = [k for k in found if first <= k <= first + len(name.group(0)) + len(noun.group(0)) + 80]
+        return min(described) if described else None
+
     def _lanes_counted(self, text: str, found: dict[int, dict[str, Any]]) -> None:
         """Lanes counted in words ("a one-way street with three travel lanes", "the left of three eastbound lanes of a
         divided highway") belong to the road noun before them, else the one just after; lanes given for one
@@ -737,6 +752,10 @@ class OfflineCrashExtractor:
             key = noun.start() if noun else m.start()
             # "The street has three northbound travel lanes": "the street" is the road the last sentence described.
             earlier = [k for k in found if k < key and key - k < 300]
+            # "Jefferson Street, a one-way northbound street ... Jefferson Street has three travel lanes": a road named
+            # again is the road described at its first naming.
+            if noun and key not in found:
+                key = self._named_before(text, noun, found) or key
             # ("The on-ramp is a single lane", after the freeway: a ramp is no road of another kind.)
             if (
                 noun
