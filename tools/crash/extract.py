@@ -217,8 +217,8 @@ def _road_noun_before(text: str, start: int, end: int) -> re.Match[str] | None:
     return nouns[-1] if nouns else None
 
 
-# A lane width between the count and the noun: "two 3.6 m travel lanes", "three 12-foot lanes".
-# A lane width, metric with imperial after it or the other way round: "3.6 m (12 ft) travel lanes".
+# A lane width between the count and the noun: "two 3.6 m travel lanes", "three 12-foot lanes", with the other unit
+# after it in brackets: "two 3.6 m (12 ft) travel lanes".
 _WIDTH = (
     r"(?:\d+(?:\.\d+)?[\s-]?(?:m|metres?|meters?|ft|foot|feet)(?:\s*\(\d+(?:\.\d+)?\s*(?:m|ft|feet)\))?"
     r"(?:[\s-]+wide)?\s+)?"
@@ -631,7 +631,7 @@ class OfflineCrashExtractor:
             )
             if noun is None:
                 # "The street at this location carries one-way southbound traffic": the count is the road's before it.
-                noun = _road_noun_before(text, max(text.rfind(".", 0, m.start()) + 1, m.start() - 80), m.start())
+                noun = _road_noun_before(text, max(sentence_start, m.start() - 80), m.start())
             key = noun.start() if noun else m.start()
             road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
             if m.group("lanes"):
@@ -754,8 +754,9 @@ class OfflineCrashExtractor:
             earlier = [k for k in found if k < key and key - k < 300]
             # "Jefferson Street, a one-way northbound street ... Jefferson Street has three travel lanes": a road named
             # again is the road described at its first naming.
-            if noun and key not in found:
-                key = self._named_before(text, noun, found) or key
+            named = self._named_before(text, noun, found) if noun and key not in found else None
+            if named is not None:
+                key = named
             # ("The on-ramp is a single lane", after the freeway: a ramp is no road of another kind.)
             if (
                 noun
