@@ -954,10 +954,13 @@ class OfflineCrashExtractor:
             )
             if light or clock:
                 hits.append((light is None, (light or clock).start(), t))  # type: ignore[union-attr]
-        if hits:
-            time = min(hits)[2]
+        # A clock time ("at 9:50 p.m.", "0545 hours" in January) says more than a clock word ("earlier in the
+        # afternoon", "a January morning"); a light condition says more than either.
+        best = min(hits) if hits else None
+        if best is None or best[0]:
+            time = self._clock_time(pre, notes) or (best[2] if best else time)
         else:
-            time = self._clock_time(pre, notes) or time
+            time = best[2]
         weather = "Not mentioned"
         for w, p in self._weather:
             if any(
