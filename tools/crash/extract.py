@@ -256,9 +256,12 @@ _ENDED = re.compile(
 _EARLIER = re.compile(r"\s+(?:earlier|previously|before\s+the\s+(?:crash|collision))\b", re.IGNORECASE)
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
-# A light cue after "since" says when something began ("snow had been falling since before dawn"), not the light at
-# the crash.
-_SINCE = re.compile(r"\bsince\s+(?:the\s+)?$", re.IGNORECASE)
+# A light cue after "since" or after another event's verb says when something began or ended ("snow had been falling
+# since before dawn", "the snow had stopped before dawn"), not the light at the crash.
+_SINCE = re.compile(
+    r"\b(?:since|(?:stopped|ended|ceased|began|started|fallen|fell|cleared|lifted)\s+(?:\w+\s+)?)\s*(?:the\s+)?$",
+    re.IGNORECASE,
+)
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 # A clock time: "at 2130 hours", "at 2315 hrs", "at 03:20 local time", "at 14:45" (a 24-hour clock: a leading zero
 # or an hour past noon), "at approximately 9:30 p.m.", "around 7 AM". "At 9:30" alone could be either.
@@ -945,7 +948,7 @@ class OfflineCrashExtractor:
                     m
                     for m in p.finditer(env_text)
                     if m.group(0).lower() not in self._clock_words
-                    and not _SINCE.search(env_text, max(0, m.start() - 12), m.start())
+                    and not _SINCE.search(env_text, max(0, m.start() - 24), m.start())
                 ),
                 None,
             )
