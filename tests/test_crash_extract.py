@@ -746,6 +746,8 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
         # a light cue after "since" says when something began, not the light at the crash
         ("Rain had been falling since before dawn, and the crash occurred at 11:15 a.m.", "Daytime"),
         ("The rain had stopped before dawn; the crash happened at 8:10 a.m.", "Daytime"),
+        # lamps said to light the scene
+        ("Overhead sodium lamps lit the junction and the pavement was dry.", "Nighttime"),
         # a clock time says more than a clock word
         ("Snow had fallen earlier in the afternoon; the crash happened at about 9:50 p.m.", "Nighttime"),
         ("The crash occurred at 0545 hours on a January morning.", "Nighttime"),
