@@ -768,6 +768,24 @@ def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
     assert s.env.time == time
 
 
+def test_lanes_far_from_any_road_noun_are_those_of_the_road_their_sentence_described(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """The lanes listed after a long description of a five-lane road are that road's, not a third road between the
+    main road and the side street."""
+    s = extract(
+        extractor,
+        "The crash occurred on Cedar Boulevard, a five-lane, two-way suburban arterial running north-south: two "
+        "northbound lanes, a continuous center left-turn lane and two southbound lanes. Here a two-lane, two-way "
+        "residential street meets the arterial from the west; the street does not continue east of it. Vehicle one "
+        "(V1), a 2011 Honda Pilot, was southbound. Vehicle two (V2), a 2004 Ford Taurus, turned left from the street. "
+        "It was daylight. The front of V1 struck the left side of V2.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (5, 2)
+
+
 def test_a_road_named_again_is_the_road_described_at_its_first_naming(extractor: OfflineCrashExtractor) -> None:
     """ "on Alder Avenue, a one-way westbound street ... Alder Avenue has four travel lanes": four lanes, one way."""
     s = extract(

@@ -753,6 +753,12 @@ class OfflineCrashExtractor:
                 continue  # "a single travel lane" counts one; "two lane" is a hyphenless "two-lane", counted before
             noun = _road_noun_before(text, m.start() - 80, m.start()) or _ROAD_NOUN.search(text, m.end(), m.end() + 40)
             key = noun.start() if noun else m.start()
+            if noun is None:
+                # "a five-lane urban road running east-west: two eastbound lanes, a continuous center left-turn lane and
+                # two westbound lanes": with no road noun near, the lanes are those of the road described earlier in
+                # their sentence, not a road of their own.
+                sentence_start = text.rfind(".", 0, m.start()) + 1
+                key = max((k for k in found if sentence_start <= k < m.start()), default=key)
             # "The street has three northbound travel lanes": "the street" is the road the last sentence described.
             earlier = [k for k in found if k < key and key - k < 300]
             # "Jefferson Street, a one-way northbound street ... Jefferson Street has three travel lanes": a road named
