@@ -1797,6 +1797,11 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
         ),
         # a lane kept for others (the HOV lane) is one the ego keeps out of
         ("Stay out of a High-Occupancy Vehicle (HOV) lane when you drive alone.", ("high-occupancy", "keep current")),
+        # "even if no lines are painted" concedes: the crosswalk is there anyway, and is the place
+        (
+            "Every corner has a crosswalk even if no lines are painted. Stop for pedestrians waiting there.",
+            ("pedestrian", "slow down", "crosswalk"),
+        ),
         # a playground is no school: children near one are on any road
         ("Kids near a playground can dash out without warning; drive slowly.", ("child", "slow down", "any roads")),
     ],

@@ -1179,10 +1179,15 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
 
 def _fallback_place(m: Mention, toks: list[Token]) -> bool:
     """ "or before the crosswalk if there is no line", "... if no line is painted", "... where there is none": a place
-    used only when something else is missing."""
+    used only when something else is missing. ("even if no lines are painted" concedes: the place is there anyway.)"""
     sentence = toks[m.start].sentence
     after = [t.word for t in toks[m.end : m.end + 6] if t.sentence == sentence]
-    return any(w in {"if", "when", "where"} and {"no", "none"} & set(after[i + 1 : i + 4]) for i, w in enumerate(after))
+    return any(
+        w in {"if", "when", "where"}
+        and not (i and after[i - 1] == "even")
+        and {"no", "none"} & set(after[i + 1 : i + 4])
+        for i, w in enumerate(after)
+    )
 
 
 def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
