@@ -1802,6 +1802,12 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "Every corner has a crosswalk even if no lines are painted. Stop for pedestrians waiting there.",
             ("pedestrian", "slow down", "crosswalk"),
         ),
+        # where the ego must never stop on its way is no place of the rule
+        (
+            "When a fire engine with its siren on comes up behind you, pull to the right and stop. Never stop inside an "
+            "intersection.",
+            ("emergency vehicle", "slow down", "any roads"),
+        ),
         # a playground is no school: children near one are on any road
         ("Kids near a playground can dash out without warning; drive slowly.", ("child", "slow down", "any roads")),
     ],

@@ -1197,7 +1197,14 @@ def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
     return _has_any(before, _EGO_THERE)
 
 
-_EGO_THERE = (("if", "you", "are"), ("if", "you", "re"), ("not", "stop", "in"), ("not", "stop", "inside"))
+_EGO_THERE = (
+    ("if", "you", "are"),
+    ("if", "you", "re"),
+    ("not", "stop", "in"),
+    ("not", "stop", "inside"),
+    ("never", "stop", "in"),
+    ("never", "stop", "inside"),
+)
 
 
 def _excepted(m: Mention, toks: list[Token]) -> bool:
