@@ -288,6 +288,8 @@ def test_a_ramp_that_is_the_only_road_gives_the_lane_count(extractor: OfflineCra
         ("2007 Freightliner M2 box truck", "Straight truck", "Truck"),
         ("2003 Isuzu NPR", "Straight truck", "Truck"),
         ("2005 Ford F-650 flatbed", "Straight truck", "Truck"),
+        # a tow truck named by its body
+        ("2019 Ford F-550 rollback wrecker", "Straight truck", "Truck"),
         ("2006 Kenworth", "Semi Truck", "Truck"),
         ("2012 Ram ProMaster", "Van", "Car"),
         ("2006 Ford F-350 dually pickup", "Pickup", "Car"),
