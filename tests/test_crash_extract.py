@@ -926,6 +926,13 @@ def test_a_centre_turn_lane_said_not_to_be_there_is_not_counted(extractor: Offli
         # lanes named by where they lie: curb, inside, a two-way center turn lane
         ("Listed from north to south, the avenue has a westbound curb lane, a westbound inside lane, a two-way center "
          "left-turn lane, an eastbound inside lane and an eastbound curb lane.", 5),
+        # turn bays listed curb to curb, a decimal width in between, a painted centre lane
+        ("From the north curb there are two westbound through lanes and a westbound left-turn bay, then a 1.2 m painted "
+         "median, then an eastbound left-turn bay and two eastbound through lanes.", 6),
+        ("From its south curb it has two eastbound lanes, a painted two-way center left-turn lane and two westbound "
+         "lanes.", 5),
+        # a turn bay the road flares to add at the junction is no lane of its cross-section
+        ("The avenue has two through lanes in each direction and flares to add a left-turn bay on each approach.", 4),
         # one count stated twice is one count
         ("The avenue is two lanes wide with one lane each way.", 2),
     ],

@@ -331,20 +331,22 @@ _CENTRE_TURN = re.compile(
 
 
 # One item of a cross-section listed lane by lane: "two southbound through lanes", "a northbound left-turn lane", "a
-# single westbound (downhill) lane", "a westbound curb lane", "a two-way center left-turn lane", "three through lanes",
-# "two lanes in each direction" (twice its count).
+# single westbound (downhill) lane", "a westbound curb lane", "a painted two-way center left-turn lane", "a westbound
+# left-turn bay", "three through lanes", "two lanes in each direction" (twice its count).
 _SECTION_ITEM = re.compile(
     r"\b(?P<n>an?|one|single|two|three|four|five|six|\d)\s+(?:single\s+)?(?P<bound>(?:north|south|east|west)bound\s+)?"
-    r"(?:\([\w\s-]{1,20}\)\s+)?(?:two-way\s+)?(?:(?:curb|inside|outside|center|centre|middle)\s+)?"
-    r"(?:(?:through|travel|(?:left|right)[\s-]+turn|turn)\s+)?lanes?\b"
+    r"(?:\([\w\s-]{1,20}\)\s+)?(?:(?:painted|continuous|dedicated|exclusive|separate|marked)\s+)?(?:two-way\s+)?"
+    r"(?:(?:curb|inside|outside|center|centre|middle)\s+)?"
+    r"(?:(?:through|travel)\s+lanes?|(?:(?:left|right)[\s-]+turn|turn)\s+(?:lanes?|bays?)|lanes?)\b"
     r"(?P<each>\s+(?:(?:in|for)\s+each\s+direction|each\s+way|in\s+both\s+directions))?(?!\s+wide)",
     re.IGNORECASE,
 )
 _BOUND = re.compile(r"\b(north|south|east|west)bound\b", re.IGNORECASE)
 _TURN_WORD = re.compile(r"\bturn\b", re.IGNORECASE)
-# What may stand between two items of one cross-section: a short stretch of one sentence (list words, a median), with
-# no vehicle and no other road in it.
-_SECTION_GAP = re.compile(r"[^.;]{0,70}")
+_BAY = re.compile(r"\bbays?\b", re.IGNORECASE)
+# What may stand between two items of one cross-section: a short stretch of one sentence (list words, a median, "a 1.2 m
+# painted median"), with no vehicle and no other road in it.
+_SECTION_GAP = re.compile(r"(?:[^.;]|\.(?=\d)){0,70}")
 _SECTION_BREAK = re.compile(
     rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side)\b", re.IGNORECASE
 )
@@ -706,8 +708,9 @@ class OfflineCrashExtractor:
             each = [m for m in run if m.group("each")]
             if each:
                 # "two lanes in each direction ... widens to add a single left-turn lane": only turn lanes add to a
-                # count per direction ("two lanes wide with one lane each way" states one count twice)
-                if any(m not in each and not _TURN_WORD.search(m.group(0)) for m in run):
+                # count per direction ("two lanes wide with one lane each way" states one count twice); a turn bay the
+                # road "flares to add" is no lane of its cross-section
+                if any(m not in each and (not _TURN_WORD.search(m.group(0)) or _BAY.search(m.group(0))) for m in run):
                     continue
             elif len({b.lower() for b in bounds}) < 2:
                 continue  # one direction's lanes
