@@ -457,6 +457,8 @@ def test_each_vehicle_takes_its_body_from_its_own_description(extractor: Offline
         ("a two-lane road with a center two-way left turn lane", 3, 2),
         ("the left of three eastbound lanes of a divided highway", 6, 2),
         ("a two-way street with four lanes", 4, 2),
+        # lanes said to be marked
+        ("a one-way street with three marked travel lanes", 3, 1),
         # a lane width in metres with feet after it
         ("a divided highway with two 3.7 m (12 ft) travel lanes in each direction", 4, 2),
     ],

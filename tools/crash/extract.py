@@ -312,7 +312,8 @@ _WITH_CENTRE = re.compile(
 # Lanes counted in words, not as "N-lane": "with three travel lanes", "three eastbound lanes", "a single travel lane"
 # (not "... in each direction" or a pair of directions, which count per direction).
 _LANES_COUNTED = re.compile(
-    rf"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?{_WIDTH}(?:through\s+|travel\s+)?(?P<noun>lanes?)\b"
+    rf"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?{_WIDTH}(?:(?:marked|striped|paved)\s+)?"
+    r"(?:through\s+|travel\s+)?(?P<noun>lanes?)\b"
     rf"(?!{_PER_DIRECTION}|\s+and\s+\w+\s+(?:north|south|east|west)bound)",
     re.IGNORECASE,
 )
