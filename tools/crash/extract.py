@@ -739,8 +739,8 @@ class OfflineCrashExtractor:
         """The key of the road described where the road named just before ``noun`` ("Jefferson Street") was first
         named, if it was named earlier and described there (at its noun or an appositive within 80 characters)."""
         name = _ROAD_NAME.search(text, max(0, noun.start() - 40), noun.start())
-        if name is None:
-            return None
+        if name is None or name.group(0).split()[0].lower() in {"the", "this", "that", "a", "an"}:
+            return None  # "The street ..." at a sentence's start is no name (``_THE_SAME_ROAD`` reads it)
         first = text.find(name.group(0) + noun.group(0))
         if not 0 <= first < name.start():
             return None
