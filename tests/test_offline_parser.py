@@ -1852,7 +1852,7 @@ def test_the_stvo_title_of_sign_205_is_the_yield_sign(
 
 
 @pytest.mark.parametrize(
-    ("region", "text", "sign"),
+    ("region", "text", "term"),
     [
         ("california", "On a residential street the posted speed limit is usually 25 mph.", "speed limit sign"),
         ("california", "Do not go faster than the speed limit sign allows, even on an empty road.", "speed limit sign"),
@@ -1864,11 +1864,11 @@ def test_the_stvo_title_of_sign_205_is_the_yield_sign(
     ],
 )
 def test_the_regions_own_term_for_a_speed_limit_or_dust_where_it_has_one(
-    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, text: str, sign: str
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, text: str, term: str
 ) -> None:
     """California's ontology names its own "Speed Limit Signs" and "Dust Storms": a US rule's speed limit or blowing
     dust is that term, not the core one (the "maximum" speed limit sign written for German sign 274, heavy smoke),
     which the German rules keep."""
     mr = best(parser, validator, text, region)
-    assert mr is not None and sign in mr.manipulation, mr
+    assert mr is not None and term in mr.manipulation, mr
     assert region == "germany" or "maximum" not in mr.manipulation, mr
