@@ -257,11 +257,13 @@ class OfflineValidator:
                 "similar enough to count as named" if strong else "the rule may not be about this element",
             )
         cues = behaviour_cues(analysis, road)
+        # A carry-on term (a green light, the HOV lane) means keep current without a cue asking for it.
+        carries_on = behaviour == "keep current" and manip in model.carry_on
         if behaviour in cues:
             b_ok, b_detail = True, "cue: " + ", ".join(analysis.behavior_evidence.get(behaviour, []))
         elif not cues and behaviour == "slow down":
             b_ok, b_detail = True, "no cue; a rule restricting the ego-vehicle implies slowing down"
-        elif behaviour == "keep current" and manip in model.carry_on:
+        elif carries_on:
             b_ok, b_detail = True, f"{manip!r} means carry on in the ego's own way"
         else:
             b_ok, b_detail = False, f"nothing in the rule asks the ego-vehicle to {behaviour}"
@@ -284,17 +286,16 @@ class OfflineValidator:
         add("rule_supported", "verb fits manipulation", v_ok, v_detail)
         if cues:
             top = max(cues.values())
-            s_ok = cues.get(behaviour, 0.0) >= top or (behaviour == "keep current" and manip in model.carry_on)
+            s_ok = cues.get(behaviour, 0.0) >= top or carries_on
             s_detail = (
                 "the rule's strongest cue agrees"
                 if s_ok
                 else f"the rule's cues favour {max(cues, key=lambda b: cues[b])!r}"
             )
         else:
-            carry_on = behaviour == "keep current" and manip in model.carry_on
             s_ok, s_detail = (
                 (True, f"without cues {manip!r} means carry on")
-                if carry_on
+                if carries_on
                 else (behaviour == "slow down", "without cues only 'slow down' is supported")
             )
         add("rule_supported", "behaviour supported by rule", s_ok, s_detail)
