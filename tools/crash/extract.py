@@ -360,6 +360,16 @@ def _centre_turn_in(text: str) -> bool:
     return any(not _DENIED.search(text, max(0, m.start() - 40), m.start()) for m in _CENTRE_TURN.finditer(text))
 
 
+def _sentence_start(text: str, pos: int) -> int:
+    """Where the sentence holding ``pos`` begins (after the last full stop before it)."""
+    return text.rfind(".", 0, pos) + 1
+
+
+def _road_entry(found: dict[int, dict[str, Any]], key: int, noun: re.Match[str] | None) -> dict[str, Any]:
+    """The lane table's entry for the road at ``key``, made empty on first sight: a ramp where its noun says so."""
+    return found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
+
+
 class _Road(NamedTuple):
     """A road the narrative describes: its lane and way counts, whether it is a ramp, where its noun is."""
 
@@ -629,7 +639,7 @@ class OfflineCrashExtractor:
                 continue  # "a center two-way left turn lane" names a lane, not a two-way road
             # "The exit ramp (from the interstate) is a single one-way lane that ends at ... Hollins Road": a count on a
             # lane describes the road the sentence is about, its first, not the next road named.
-            sentence_start = text.rfind(".", 0, m.start()) + 1
+            sentence_start = _sentence_start(text, m.start())
             noun = (
                 _ROAD_NOUN.search(text, sentence_start, m.start())
                 if _ON_A_LANE.match(text, m.end())
@@ -639,7 +649,7 @@ class OfflineCrashExtractor:
                 # "The street at this location carries one-way southbound traffic": the count is the road's before it.
                 noun = _road_noun_before(text, max(sentence_start, m.start() - 80), m.start())
             key = noun.start() if noun else m.start()
-            road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
+            road = _road_entry(found, key, noun)
             if m.group("lanes"):
                 road["lanes"] = road["lanes"] or self._count(m.group("lanes"))
             else:
@@ -672,7 +682,7 @@ class OfflineCrashExtractor:
                 total += 1  # "two through lanes in each direction and a continuous two-way center left-turn lane"
             before = _road_noun_before(text, m.start() - 80, m.start())
             key = before.start() if before else m.start()
-            road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": False})
+            road = _road_entry(found, key, None)  # counts per direction make no ramp
             road["lanes"] = road["lanes"] or total
             road["ways"] = road["ways"] or 2
 
@@ -684,7 +694,7 @@ class OfflineCrashExtractor:
             before = _road_noun_before(text, m.start() - 200, m.start())
             if n is None or n > 12 or before is None:
                 continue
-            road = found.setdefault(before.start(), {"lanes": None, "ways": None, "ramp": "ramp" in before.group(0)})
+            road = _road_entry(found, before.start(), before)
             road["lanes"] = n
 
     def _cross_sections(self, text: str, found: dict[int, dict[str, Any]]) -> None:
@@ -727,9 +737,7 @@ class OfflineCrashExtractor:
             # the intersection its cross-section is ...")
             before = _road_noun_before(text, run[0].start() - 80, run[0].start())
             key = before.start() if before else run[0].start()
-            road = found.setdefault(
-                key, {"lanes": None, "ways": None, "ramp": bool(before and "ramp" in before.group(0))}
-            )
+            road = _road_entry(found, key, before)
             if (road["lanes"] or 0) < total:
                 road["lanes"] = total
                 road["ways"] = road["ways"] or 2
@@ -761,7 +769,7 @@ class OfflineCrashExtractor:
                 # "a five-lane urban road running east-west: two eastbound lanes, a continuous center left-turn lane and
                 # two westbound lanes": with no road noun near, the lanes are those of the road described earlier in
                 # their sentence, not a road of their own.
-                sentence_start = text.rfind(".", 0, m.start()) + 1
+                sentence_start = _sentence_start(text, m.start())
                 key = max((k for k in found if sentence_start <= k < m.start()), default=key)
             # "The street has three northbound travel lanes": "the street" is the road the last sentence described.
             earlier = [k for k in found if k < key and key - k < 300]
@@ -779,7 +787,7 @@ class OfflineCrashExtractor:
                 and ("ramp" in noun.group(0).lower()) == bool(found[max(earlier)]["ramp"])
             ):
                 key = max(earlier)
-            road = found.setdefault(key, {"lanes": None, "ways": None, "ramp": bool(noun and "ramp" in noun.group(0))})
+            road = _road_entry(found, key, noun)
             if road["lanes"] is None:
                 one_way = road["ways"] == 1
                 road["lanes"] = n if (one_way or not m.group("bound")) else 2 * n
