@@ -258,7 +258,7 @@ _EARLIER = re.compile(r"\s+(?:earlier|previously|before\s+the\s+(?:crash|collisi
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
 # A light cue after "since" or after another event's verb says when something began or ended ("snow had been falling
 # since before dawn", "the snow had stopped before dawn"), not the light at the crash.
-_SINCE = re.compile(
+_BEGAN_OR_ENDED = re.compile(
     r"\b(?:since|(?:stopped|ended|ceased|began|started|fallen|fell|cleared|lifted)\s+(?:\w+\s+)?)\s*(?:the\s+)?$",
     re.IGNORECASE,
 )
@@ -966,7 +966,7 @@ class OfflineCrashExtractor:
                     m
                     for m in p.finditer(env_text)
                     if m.group(0).lower() not in self._clock_words
-                    and not _SINCE.search(env_text, max(0, m.start() - 24), m.start())
+                    and not _BEGAN_OR_ENDED.search(env_text, max(0, m.start() - 24), m.start())
                 ),
                 None,
             )
