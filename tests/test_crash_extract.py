@@ -1069,3 +1069,35 @@ def test_an_odd_lane_count_already_holds_its_centre_turn_lane(extractor: Offline
             "struck the back of Vehicle two (V2), a 2012 Ford Fusion.",
         )
         assert s.to_safe()["Road network"]["No_lanes"] == 5, road
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        "Each of its approaches has a dedicated left-turn lane and two through lanes.",
+        "Each direction of the boulevard consists of two through lanes and a right-turn lane.",
+        "On each approach there are two through lanes and an exclusive left-turn lane.",
+    ],
+)
+def test_a_list_of_lanes_said_of_each_approach_counts_once_per_direction(
+    extractor: OfflineCrashExtractor, section: str
+) -> None:
+    """A lane list that a leading "each approach" or "each direction" governs gives one direction's lanes: the road
+    has twice as many."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2012 Ford Focus, was northbound on the boulevard. {section} It was daylight. The front of "
+        "V1 struck the side of Vehicle two (V2), a 2015 Kia Soul.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 6
+
+
+def test_street_lamps_said_to_be_lit_give_night(extractor: OfflineCrashExtractor) -> None:
+    """Street lamps (not only streetlights) that were lit along the road say it was dark."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2016 Subaru Outback, was eastbound on a two-lane, two-way road. The overhead street "
+        "lamps along the road were lit at the time. The front of V1 struck the back of Vehicle two (V2), a 2012 Ford "
+        "Fusion.",
+    )
+    assert s.env.time == "Nighttime"

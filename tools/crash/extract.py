@@ -52,7 +52,7 @@ def _lexicon() -> dict[str, Any]:
 # streetlights along the arterial were illuminated"), or headlights as the only light ("the only illumination came from
 # the headlights").
 _LIT_BY_LAMPS = re.compile(
-    r"\b(?:street\s?lights?|luminaires?|overhead\s+(?:lights|lamps))\b[^.]{0,60}?\b(?:were|was)\s+"
+    r"\b(?:street\s?(?:lights?|lamps?)|luminaires?|overhead\s+(?:lights|lamps))\b[^.]{0,60}?\b(?:were|was)\s+"
     r"(?:illuminated|on|lit|operating)\b"
     r"|\b(?:only|sole)\s+(?:illumination|light|lighting)\b[^.]{0,50}?\bheadlights?\b"
     r"|\blit\s+only\s+by\b[^.]{0,20}?\bheadlights?\b",
@@ -350,6 +350,11 @@ _BAY = re.compile(r"\bbays?\b", re.IGNORECASE)
 _SECTION_GAP = re.compile(r"(?:[^.;]|\.(?=\d)){0,70}")
 _SECTION_BREAK = re.compile(
     rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side)\b", re.IGNORECASE
+)
+# A lane list that one direction's word governs from before it: "Each of its approaches has a left-turn lane and two
+# through lanes", "On each approach there are ...", "Each direction of the avenue consists of ...".
+_EACH_LEADS = re.compile(
+    r"\beach\s+(?:of\s+(?:its|the)\s+(?:two\s+)?)?(?:approach(?:es)?|directions?)\b", re.IGNORECASE
 )
 # "with no median or center turn lane", "without a center turn lane": a centre lane said not to be there.
 _DENIED = re.compile(r"\b(?:no|without|nor|not)\b[^,;.]{0,30}$", re.IGNORECASE)
@@ -711,26 +716,28 @@ class OfflineCrashExtractor:
             else:
                 runs.append([m])
         for run in runs:
-            if len(run) < 2 or not any(_TURN_WORD.search(m.group(0)) for m in run):
+            # a list said of each approach or direction is one direction's lanes, whatever it holds
+            lead_each = bool(_EACH_LEADS.search(text, _sentence_start(text, run[0].start()), run[0].start()))
+            if not lead_each and (len(run) < 2 or not any(_TURN_WORD.search(m.group(0)) for m in run)):
                 continue  # one item, or no turn lane: the other passes count those
             # the directions the list names, its roadway's too ("the eastbound roadway has a left-turn lane, three
             # through lanes and a right-turn lane, and ... from three westbound through lanes")
             bounds = set(_BOUND.findall(text, max(0, run[0].start() - 40), run[-1].end()))
             each = [m for m in run if m.group("each")]
-            if each:
+            if each and not lead_each:
                 # "two lanes in each direction ... widens to add a single left-turn lane": only turn lanes add to a
                 # count per direction ("two lanes wide with one lane each way" states one count twice); a turn bay the
                 # road "flares to add" is no lane of its cross-section
                 if any(m not in each and (not _TURN_WORD.search(m.group(0)) or _BAY.search(m.group(0))) for m in run):
                     continue
-            elif len({b.lower() for b in bounds}) < 2:
+            elif not lead_each and len({b.lower() for b in bounds}) < 2:
                 continue  # one direction's lanes
             counts = [
                 self._count("one" if m.group("n").lower() in ("a", "an", "single") else m.group("n")) for m in run
             ]
             if any(c is None for c in counts):
                 continue
-            total = sum((c or 0) * (2 if m.group("each") else 1) for c, m in zip(counts, run, strict=True))
+            total = sum((c or 0) * (2 if lead_each or m.group("each") else 1) for c, m in zip(counts, run, strict=True))
             if total > 12:
                 continue
             # the road noun before the list, else the list itself stands for its road ("Broadway runs north-south. At
