@@ -1101,3 +1101,25 @@ def test_street_lamps_said_to_be_lit_give_night(extractor: OfflineCrashExtractor
         "Fusion.",
     )
     assert s.env.time == "Nighttime"
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "The crash site lies about 90 m south of a signalized intersection.",
+        "The collision happened some 300 feet west of the Elm Street intersection.",
+        "About 250 m east of the crash site the road narrows, and a left-turn lane opens at the Mill Road intersection.",
+    ],
+)
+def test_a_junction_placed_a_distance_from_the_crash_is_not_its_place(
+    extractor: OfflineCrashExtractor, where: str
+) -> None:
+    """A junction said to lie a distance away ("90 m south of a signalized intersection"), or named in a sentence
+    that opens a distance from the crash site, is not where the crash happened."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2004 Dodge Neon, was traveling north on a four-lane, two-way road. "
+        f"{where} It was daylight. The front of V1 struck the back of Vehicle two (V2), a 1999 Toyota Corolla, which "
+        "was stopped in traffic ahead of it.",
+    )
+    assert s.road_network.road_type == "Straight"

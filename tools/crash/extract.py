@@ -203,6 +203,20 @@ _NOT_HERE = re.compile(
     re.IGNORECASE,
 )
 _NEXT = re.compile(r"\b(?:next|upcoming|following)\s+(?:\w+\s+)?$", re.IGNORECASE)
+# A distance and a side before a place: "about 90 m south of a signalized", "300 feet short of the", "250 m east of
+# the crash site".
+_DISTANCE_FROM = (
+    r"\b\d+(?:\.\d+)?\s*(?:m|meters?|metres?|feet|ft|miles?|km)\s+(?:\([^)]{1,15}\)\s+)?"
+    r"(?:(?:north|south|east|west)(?:east|west)?\s+(?:of|from)|short\s+of|ahead\s+of|in\s+advance\s+of|beyond|past|"
+    r"before)\s+"
+)
+# A junction a distance away ("approximately 90 m south of a signalized intersection") is somewhere else.
+_AWAY = re.compile(_DISTANCE_FROM + r"(?:the\s+|a\s+|an\s+)?(?:[\w'.-]+\s+){0,3}$", re.IGNORECASE)
+# A sentence that opens a distance from the crash ("About 250 m east of the crash site the road narrows ...") tells
+# of somewhere else.
+_FROM_THE_CRASH = re.compile(
+    _DISTANCE_FROM + r"the\s+(?:crash|collision|impact)(?:\s+(?:site|location|point|scene|area))?\b", re.IGNORECASE
+)
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
 _ROAD_NOUN = re.compile(
     rf"\b(?:entrance ramp|on-ramp|exit ramp|ramp|{_STREET_NOUNS}|freeway|interstate|expressway|turnpike|arterial|"
@@ -480,6 +494,8 @@ class OfflineCrashExtractor:
             here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
+            here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
+            here = [m for m in here if not _FROM_THE_CRASH.search(pre, _sentence_start(pre, m.start()), m.start())]
             if here or (road_type == "T-intersection" and _ends_in_a_t(pre)):
                 return road_type
             if road_type == "Merge" and _ONTO_RAMP.search(pre):
