@@ -1123,3 +1123,16 @@ def test_a_junction_placed_a_distance_from_the_crash_is_not_its_place(
         "was stopped in traffic ahead of it.",
     )
     assert s.road_network.road_type == "Straight"
+
+
+def test_an_exit_ramp_named_by_its_freeway_and_direction_that_terminates_at_a_road_is_a_t(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """ "the exit ramp from southbound Interstate 80 terminates at ...": the ramp's origin may take three words."""
+    s = extract(
+        extractor,
+        "The one-lane exit ramp from southbound Interstate 80 terminates at Route 6, a two-lane, two-way road. "
+        "Vehicle one (V1), a 2010 Honda Civic, had stopped at the end of the ramp. Vehicle two (V2), a 2015 Ford "
+        "F-150 pickup, was traveling west on Route 6. It was daylight. The front of V2 struck the left side of V1.",
+    )
+    assert s.road_network.road_type == "T-intersection"

@@ -112,9 +112,10 @@ _RUNS_ON_AND = (
     r"(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends|bent)\s+[\w-]+"
     r"(?:\s+[\w-]+){0,5}?\s+and)?"
 )
-# An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial") is a T's branch too.
+# An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial", "the exit ramp from northbound
+# Interstate 35 terminates at ...") is a T's branch too.
 _ROAD_ENDS = re.compile(
-    rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+)?)?)"
+    rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}?)?)"
     # "Maple Lane, a two-lane residential street, ends at ...", "the ramp runs east and terminates at ..."
     rf",?(?:\s+(?:that|which))?{_RUNS_ON_AND}\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
