@@ -1872,3 +1872,15 @@ def test_the_regions_own_term_for_a_speed_limit_or_dust_where_it_has_one(
     mr = best(parser, validator, text, region)
     assert mr is not None and term in mr.manipulation, mr
     assert region == "germany" or "maximum" not in mr.manipulation, mr
+
+
+def test_a_bike_in_a_us_handbook_is_met_as_its_rider(parser: OntologyGroundedParser) -> None:
+    """US handbooks' "bikes" ("bikes may use the full lane") are ridden: the MR adds a bicyclist, not a riderless
+    bicycle."""
+    mr = parser.parse(
+        rule(
+            "Bikes may use the full lane where it is too narrow to share. Give them room when passing.",
+            region="california",
+        )
+    )[0].mr
+    assert "bicyclist" in mr.manipulation, mr
