@@ -1884,3 +1884,17 @@ def test_a_bike_in_a_us_handbook_is_met_as_its_rider(parser: OntologyGroundedPar
         )
     )[0].mr
     assert "bicyclist" in mr.manipulation, mr
+
+
+def test_a_colour_that_describes_a_sign_a_few_words_on_is_no_signal_light(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Eight-sided and red, a STOP sign ...": the red is the sign's, so the MR adds the stop sign, not a red light,
+    though the rule goes on to the limit line and the intersection."""
+    mr = best(
+        parser,
+        validator,
+        "Eight-sided and red, a STOP sign tells you to stop completely at the limit line before the intersection.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "a stop sign", mr

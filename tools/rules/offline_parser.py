@@ -403,8 +403,16 @@ class OntologyGroundedParser:
             colour = model.colour_words.get(tok.word)
             if colour is None or i in masked:
                 continue
-            nxt = words[i + 1] if i + 1 < len(words) else ""
-            if nxt in model.non_signal:
+            # the noun the colour describes, a few words on in its phrase ("red, a STOP sign", "yellow and black
+            # signs"; not "on red unless a sign forbids it"), before any signal noun
+            described = ""
+            for w in words[i + 1 : i + 4]:
+                if w in model.trigger_words or w in _CLAUSE_WORDS:
+                    break
+                if w in model.non_signal or w in _SIGNAL_NOUNS or w == "arrow":
+                    described = w
+                    break
+            if described in model.non_signal:
                 continue
             near = words[max(0, i - 3) : i + 3]
             kind = "arrow" if "arrow" in near else "light"
@@ -937,6 +945,8 @@ _HOLDING = frozenset({"hold", "holding", "holds", "held", "carry", "carrying", "
 
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "go", "goes", "went", "gone", "become", "becomes"})
 _SIGNAL_NOUNS = frozenset({"signal", "signals", "light", "lights"})
+# Words that end the phrase a colour word opens ("turn on red unless a sign forbids it").
+_CLAUSE_WORDS = frozenset({"unless", "except", "but", "until", "then"})
 
 
 def _dark_signals(toks: list[Token]) -> frozenset[int]:
