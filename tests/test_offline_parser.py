@@ -1898,3 +1898,14 @@ def test_a_colour_that_describes_a_sign_a_few_words_on_is_no_signal_light(
         "california",
     )
     assert mr is not None and mr.manipulation == "a stop sign", mr
+
+
+@pytest.mark.parametrize("legend", ["YIELD", "STOP"])
+def test_a_sign_is_named_by_its_legend_not_its_colours(parser: OntologyGroundedParser, legend: str) -> None:
+    """ "a red and white YIELD sign": the colours describe the sign the legend names."""
+    mr = parser.parse(
+        rule(
+            f"A red and white {legend} sign at a corner means you must let cross traffic go first.", region="california"
+        )
+    )[0].mr
+    assert mr.manipulation == f"a {legend.lower()} sign", mr

@@ -1519,11 +1519,19 @@ def _drop_less_specific(mentions: list[Mention]) -> list[Mention]:
 
 def _drop_spanning(mentions: list[Mention]) -> list[Mention]:
     """A match with a gap that spans another term's mention is a coordination, not one phrase: "heavy fog or
-    smoke" names fog and smoke, and is not a third mention of heavy smoke."""
+    smoke" names fog and smoke, and is not a third mention of heavy smoke. A sign is named by its legend, not by its
+    colours: in "a red and white YIELD sign" the yield sign inside the gapped "red and white ... sign" is the sign.
+    (A light is named by its colour: "red traffic light" stays a red light.)"""
 
     def spans(m: Mention) -> bool:
         return m.gap > 0 and any(
-            m.start < o.start and o.end < m.end and o.term.normalised != m.term.normalised for o in mentions
+            m.start < o.start
+            and (
+                o.end < m.end
+                or (o.end == m.end and o.gap == 0 and o.term.tokens[-1:] == m.term.tokens[-1:] == ("sign",))
+            )
+            and o.term.normalised != m.term.normalised
+            for o in mentions
         )
 
     return [m for m in mentions if not spans(m)]
