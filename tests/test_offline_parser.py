@@ -1909,3 +1909,12 @@ def test_a_sign_is_named_by_its_legend_not_its_colours(parser: OntologyGroundedP
         )
     )[0].mr
     assert mr.manipulation == f"a {legend.lower()} sign", mr
+
+
+def test_a_turn_the_driver_makes_is_not_the_other_vehicles(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Give way to approaching cars when you turn left": the turn in the "when" clause is the ego's, so the cars
+    are the ones it lets pass, not turning vehicles."""
+    mr = best(parser, validator, "Give way to approaching cars when you turn left across their path.", "california")
+    assert mr is not None and mr.manipulation == "an oncoming vehicle", mr

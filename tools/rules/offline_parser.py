@@ -1003,17 +1003,30 @@ _RAIL_CROSSING_WORDS = frozenset({"railroad", "railway", "rail", "level", "train
 def _said_to_turn(m: Mention, toks: list[Token]) -> bool:
     """The mention's own clause goes on to say it turns ("a truck ahead of you is turning right", "trucks swing
     wide")."""
-    clause = toks[m.start].clause
-    after = [t.word for t in toks[m.end : m.end + 6] if t.clause == clause]
+    after = _own_words_after(m, toks, 6)
     return bool({"turning", "turn"} & set(after)) or _find(after, ("swing", "wide")) >= 0
+
+
+def _own_words_after(m: Mention, toks: list[Token], n: int) -> list[str]:
+    """Up to ``n`` words after the mention in its clause, up to a subordinate clause ("yield to oncoming cars when you
+    turn left": the turn is the driver's, not the cars'; "a truck in front of you is turning" is the truck's)."""
+    clause = toks[m.start].clause
+    out: list[str] = []
+    for t in toks[m.end : m.end + n]:
+        if t.clause != clause or t.word in _SUBORDINATORS:
+            break
+        out.append(t.word)
+    return out
+
+
+_SUBORDINATORS = frozenset({"when", "whenever", "if", "while", "before", "after", "until", "unless", "because"})
 
 
 def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
     """The mention's own clause goes on to say it has stopped ("the car in the next lane has stopped", "a vehicle
     stopped ahead", "a car that stops for a pedestrian"). What it must do ("cars must stop behind the line") is the
     bare "stop", the ego's own rule, and no sign of a stopped vehicle; nor is what it may be ("may be stopping")."""
-    clause = toks[m.start].clause
-    after = [t.word for t in toks[m.end : m.end + 8] if t.clause == clause]
+    after = _own_words_after(m, toks, 8)
     stop = next((i for i, w in enumerate(after) if w in {"stopped", "stops", "stopping"}), None)
     return stop is not None and not _MODALS & set(after[:stop])
 
