@@ -1918,3 +1918,16 @@ def test_a_turn_the_driver_makes_is_not_the_other_vehicles(
     are the ones it lets pass, not turning vehicles."""
     mr = best(parser, validator, "Give way to approaching cars when you turn left across their path.", "california")
     assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
+
+
+def test_the_car_ahead_said_to_have_stopped_is_a_stopped_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "whenever the vehicle ahead has stopped at a crosswalk": the one in front is a stopped vehicle there."""
+    mr = best(
+        parser,
+        validator,
+        "Wait behind it whenever the vehicle ahead has stopped at a crosswalk; someone may be walking in front of it.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "a stopped vehicle", mr

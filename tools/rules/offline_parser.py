@@ -36,6 +36,8 @@ OFFLINE_PARSER_NAME = "offline:ontology-grounded"
 
 _ANY_ROADS = "any roads"
 _MOTOR_VEHICLE = "motor vehicle"
+# The vehicles whose kind their own clause can say: a motor vehicle, or the one in front ("the car ahead has stopped").
+_SAID_VEHICLES = frozenset({_MOTOR_VEHICLE, "driver in front"})
 _LIGHTING = re.compile(r"light|dark|glare|night|dusk|dawn")
 _SURFACE = re.compile(r"road|ice|mud|gravel|pothole|slippery|flood")
 
@@ -526,7 +528,7 @@ class OntologyGroundedParser:
                 ranked[0] = dataclasses.replace(top, term=kind.term, via="specialised")
                 ranked = [ranked[0], *(m for m in ranked[1:] if m.term != kind.term)]
         said = self.said_vehicle(model, analysis)
-        if ranked and said is not None and ranked[0].term.normalised == _MOTOR_VEHICLE:
+        if ranked and said is not None and ranked[0].term.normalised in _SAID_VEHICLES:
             ranked[0] = dataclasses.replace(ranked[0], term=said, via="specialised")
             ranked = [ranked[0], *(m for m in ranked[1:] if m.term != said)]
         if ranked and ranked[0].term.normalised in model.specialised:
@@ -612,7 +614,7 @@ class OntologyGroundedParser:
         of you is turning right", "trucks swing wide to make turns") or a stopped vehicle ("if the car in the next
         lane has stopped"), else None."""
         for m in analysis.manipulations:
-            if m.term.normalised != _MOTOR_VEHICLE or m.ruled_out:
+            if m.term.normalised not in _SAID_VEHICLES or m.ruled_out:
                 continue
             kind = "turning vehicle" if _said_to_turn(m, analysis.tokens) else None
             kind = kind or ("stopped vehicle" if _said_to_have_stopped(m, analysis.tokens) else None)
@@ -1126,7 +1128,7 @@ def _passed_stopped_vehicle(mentions: list[Mention], toks: list[Token]) -> Menti
             for m in mentions:
                 earlier = m.end <= i and toks[m.start].sentence == t.sentence
                 stopped = m.term.normalised == "stopped vehicle" or (
-                    m.term.normalised == _MOTOR_VEHICLE and _said_to_have_stopped(m, toks)
+                    m.term.normalised in _SAID_VEHICLES and _said_to_have_stopped(m, toks)
                 )
                 if earlier and stopped:
                     return m
