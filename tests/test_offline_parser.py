@@ -1931,3 +1931,15 @@ def test_the_car_ahead_said_to_have_stopped_is_a_stopped_vehicle(
         "california",
     )
     assert mr is not None and mr.manipulation == "a stopped vehicle", mr
+
+
+def test_what_the_subject_is_likened_to_is_an_aside(parser: OntologyGroundedParser) -> None:
+    """ "a flagger has the same authority as a regulatory sign": the sign is only what the flagger is compared to."""
+    mr = parser.parse(
+        rule(
+            "Obey flaggers in work zones. A flagger has the same authority as a regulatory sign, so stop when the "
+            "paddle says STOP.",
+            region="california",
+        )
+    )[0].mr
+    assert "flagger" in mr.manipulation.lower(), mr
