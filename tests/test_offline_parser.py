@@ -1943,3 +1943,18 @@ def test_what_the_subject_is_likened_to_is_an_aside(parser: OntologyGroundedPars
         )
     )[0].mr
     assert "flagger" in mr.manipulation.lower(), mr
+
+
+def test_a_regions_road_user_is_no_rival_of_a_core_road_surface_or_bare_cars(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A region's road user ("motorcycle", California's motorcyclist) named as the rule's subject gives way to a core
+    road user, not to a wet road the rule mentions in passing nor to the "cars" it is compared with."""
+    mr = best(
+        parser,
+        validator,
+        "Keep four seconds behind a motorcycle. Motorcycles can stop faster than cars, and on wet pavement the rider "
+        "needs even more room.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "a motorcyclist", mr

@@ -549,6 +549,16 @@ class OntologyGroundedParser:
         env_core = any(
             m.term.is_core and m.term.category == "environment" and not (m.ruled_out or m.aside) for m in ranked
         )
+        # ... and a region road user or thing gives way only to a core one named as more than a bare vehicle word: a
+        # core weather or road surface is no rival for it, nor are "cars" ("behind a motorcycle ... Motorcycles stop
+        # faster than cars, and on wet pavement the rider needs more room").
+        thing_core = any(
+            m.term.is_core
+            and m.term.category != "environment"
+            and not (m.ruled_out or m.aside)
+            and not set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS
+            for m in ranked
+        )
 
         # A core term reached only through a bare, generic vehicle word ("hit another vehicle", "behind another
         # car") is no subject of its own: a region term that outscores it keeps its place.
@@ -595,7 +605,7 @@ class OntologyGroundedParser:
                 return False
             if generic_core is not None and m.score > generic_core:
                 return False
-            return m.term.category != "environment" or env_core
+            return env_core if m.term.category == "environment" else thing_core
 
         ranked.sort(key=lambda m: (m.ruled_out, m.aside, demoted(m)))
         if ranked:
