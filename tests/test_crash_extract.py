@@ -1136,3 +1136,39 @@ def test_an_exit_ramp_named_by_its_freeway_and_direction_that_terminates_at_a_ro
         "F-150 pickup, was traveling west on Route 6. It was daylight. The front of V2 struck the left side of V1.",
     )
     assert s.road_network.road_type == "T-intersection"
+
+
+@pytest.mark.parametrize(
+    "junction",
+    [
+        # a side road that comes in from one side and then ends at the main road, named without an article
+        "Pine Street, a two-lane, two-way street, comes in from the south and ends at Main Street.",
+        # a numbered route that ends at another
+        "V1 was approaching the point where Route 9 ends at Route 40.",
+        # the side road named, then "It ends at" in the next sentence
+        "Pine Street is a two-lane, two-way street. It ends at Main Street, where a stop sign controls its traffic.",
+        # nothing on the far side: "no street or driveway opposite"
+        "Pine Street meets Main Street. There is no street or driveway opposite Pine Street.",
+    ],
+)
+def test_side_roads_that_end_at_the_main_road_told_in_other_ways_make_a_t(
+    extractor: OfflineCrashExtractor, junction: str
+) -> None:
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2009 Toyota Corolla, was traveling north on Pine Street. {junction} Vehicle two (V2), "
+        "a 2012 Nissan Altima, was traveling east on Main Street, a two-lane, two-way road. It was daylight. The "
+        "front of V2 struck the left side of V1.",
+    )
+    assert s.road_network.road_type == "T-intersection"
+
+
+def test_a_lane_total_before_a_colon_is_not_one_of_the_lanes_it_lists(extractor: OfflineCrashExtractor) -> None:
+    """ "has three lanes: a northbound lane, a two-way left-turn lane and a southbound lane" is three lanes."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2011 Toyota Sienna, was traveling north on Oak Avenue. The roadway has three lanes: a "
+        "northbound lane, a two-way left-turn lane and a southbound lane. It was daylight. The front of V1 struck the "
+        "back of Vehicle two (V2), a 2008 Honda Fit.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 3

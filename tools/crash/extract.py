@@ -109,17 +109,21 @@ _STRIKE = re.compile(
 _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector"
 # A road that runs on before it ends: "runs south into the plaza and terminates at", "curves north and ends at".
 _RUNS_ON_AND = (
-    r"(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends|bent)\s+[\w-]+"
+    r"(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends|bent|comes|came|approaches|"
+    r"approached)\s+[\w-]+"
     r"(?:\s+[\w-]+){0,5}?\s+and)?"
 )
 # An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial", "the exit ramp from northbound
 # Interstate 35 terminates at ...") is a T's branch too.
 _ROAD_ENDS = re.compile(
-    rf"\b(?:(?:{_STREET_NOUNS})s?|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}?)?)"
+    rf"\b(?:(?:{_STREET_NOUNS})s?(?:\s+\d+[A-Z]?)?|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}?)?)"
     # "Maple Lane, a two-lane residential street, ends at ...", "the ramp runs east and terminates at ..."
     rf",?(?:\s+(?:that|which))?{_RUNS_ON_AND}\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)"
+    # "Pine Street is a two-lane street. It ends at Main Street": the road of the sentence before
+    rf"|(?:^|[.;]\s+)It\s+(?:ends|ended|terminates|terminated|dead-ends)\s+at\s+(?:the\s+|an?\s+)?(?:[\w,-]+\s+){{0,3}}?"
+    rf"(?:{_STREET_NOUNS}|arterial)\b"
     # A road that goes no farther than the one it meets: "a two-lane road that meets State Highway 12 and goes no
     # farther", "a gravel road that meets Route 9 from the south and does not continue north of it", "a residential
     # street that runs up from the south and stops at Harlan Road".
@@ -132,7 +136,7 @@ _ROAD_ENDS = re.compile(
 # the avenue"), however long the clause.
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
-    r"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:(?:the|an?)\s+(?:[\w,-]+\s+){0,3}?"
+    r"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:(?:(?:the|an?)\s+)?(?:[\w,-]+\s+){0,3}?"
     rf"(?:{_STREET_NOUNS}|arterial)\b"
     # ... or at a road named by its number: "and ends at U.S. 131", "... at State Route 9", "... at I-94"
     r"|(?:U\.?S\.?|I|SR|CR|US\s+Route|State\s+Route|State\s+Highway|County\s+Road|Route|Highway|Interstate)"
@@ -147,7 +151,7 @@ _ONE_SIDED = re.compile(
     r"|\bno\s+(?:north|south|east|west)\s+leg\b"
     # "Elm Street is a two-lane street; it does not continue west of Main Street"
     r"|\b(?:does|did)\s+not\s+continue\s+(?:(?:north|south|east|west)(?:ward)?|past|beyond|across)\b"
-    r"|\bno\s+(?:street|road|roadway)\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
+    r"|\bno\s+(?:street|road|roadway)(?:\s+or\s+(?:driveway|street|road))?\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
     r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:of\s+(?:this|the)\s+(?:junction|intersection)\s+)?"
     r"(?:(?:was|is|had\s+been|has\s+been)\s+(?:\w+ly\s+)?(?:closed|barricaded)\b|(?:did|does)\s+not\s+exist\b"
     # "the south leg is the main driveway into a plaza": a driveway is no leg of a junction
@@ -364,7 +368,11 @@ _BAY = re.compile(r"\bbays?\b", re.IGNORECASE)
 # painted median"), with no vehicle and no other road in it.
 _SECTION_GAP = re.compile(r"(?:[^.;]|\.(?=\d)){0,70}")
 _SECTION_BREAK = re.compile(
-    rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side)\b", re.IGNORECASE
+    rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side)\b"
+    # "has three lanes: a westbound lane, a two-way left-turn lane and an eastbound lane": the count before a colon is
+    # the total of the list after it, not one of its items
+    r"|:",
+    re.IGNORECASE,
 )
 # A lane list that one direction's word governs from before it: "Each of its approaches has a left-turn lane and two
 # through lanes", "On each approach there are ...", "Each direction of the avenue consists of ...".
