@@ -1172,3 +1172,21 @@ def test_a_lane_total_before_a_colon_is_not_one_of_the_lanes_it_lists(extractor:
         "back of Vehicle two (V2), a 2008 Honda Fit.",
     )
     assert s.to_safe()["Road network"]["No_lanes"] == 3
+
+
+@pytest.mark.parametrize(
+    "junction",
+    [
+        "Route 5 meets Route 12 at right angles, and all four approaches are controlled by stop signs.",
+        "The two county roads meet at an all-way stop.",
+    ],
+)
+def test_a_junction_told_by_its_four_approaches_or_an_all_way_stop_is_an_intersection(
+    extractor: OfflineCrashExtractor, junction: str
+) -> None:
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2003 Peterbilt tractor-semitrailer, was traveling east on Route 12. {junction} It was "
+        "daylight. V1 rolled onto its left side while turning right.",
+    )
+    assert s.road_network.road_type == "Intersection"
