@@ -1190,3 +1190,16 @@ def test_a_junction_told_by_its_four_approaches_or_an_all_way_stop_is_an_interse
         "daylight. V1 rolled onto its left side while turning right.",
     )
     assert s.road_network.road_type == "Intersection"
+
+
+def test_a_count_per_direction_earlier_in_the_sentence_governs_no_later_list(extractor: OfflineCrashExtractor) -> None:
+    """ "two lanes in each direction; at the junction ... two northbound lanes, a northbound left-turn lane and two
+    southbound lanes": the later list is the whole cross-section, not one direction's."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Ford Fusion, was traveling north on Oak Street. Oak Street has two lanes in each "
+        "direction; at the junction its cross-section is two northbound lanes, a northbound left-turn lane and two "
+        "southbound lanes. It was daylight. The front of Vehicle two (V2), a 2015 Chevrolet Silverado pickup, struck "
+        "the back of V1.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 5

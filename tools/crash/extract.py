@@ -374,10 +374,13 @@ _SECTION_BREAK = re.compile(
     r"|:",
     re.IGNORECASE,
 )
-# A lane list that one direction's word governs from before it: "Each of its approaches has a left-turn lane and two
-# through lanes", "On each approach there are ...", "Each direction of the avenue consists of ...".
+# A lane list that one direction's word governs from just before it: "Each of its approaches has a left-turn lane and
+# two through lanes", "On each approach there are ...", "Each direction of the avenue consists of ...".
 _EACH_LEADS = re.compile(
-    r"\beach\s+(?:of\s+(?:its|the)\s+(?:two\s+)?)?(?:approach(?:es)?|directions?)\b", re.IGNORECASE
+    r"\beach\s+(?:of\s+(?:its|the)\s+(?:two\s+)?)?(?:approach(?:es)?|directions?)(?:\s+of\s+(?:the\s+)?[\w\s-]{1,30}?)?,?"
+    r"\s+(?:has|have|had|consists\s+of|consisted\s+of|carries|carried|includes|included|provides|provided|"
+    r"there\s+(?:is|are|was|were))\s+$",
+    re.IGNORECASE,
 )
 # "with no median or center turn lane", "without a center turn lane": a centre lane said not to be there.
 _DENIED = re.compile(r"\b(?:no|without|nor|not)\b[^,;.]{0,30}$", re.IGNORECASE)
