@@ -1203,3 +1203,25 @@ def test_a_count_per_direction_earlier_in_the_sentence_governs_no_later_list(ext
         "the back of V1.",
     )
     assert s.to_safe()["Road network"]["No_lanes"] == 5
+
+
+@pytest.mark.parametrize(
+    ("conditions", "weather"),
+    [
+        # storms that had moved across before the crash, and the rain that had stopped: only the cloud is left
+        ("A line of thunderstorms had crossed the county an hour before the crash, and the rain had stopped; it was "
+         "daylight and the sky stayed overcast.", "Cloudy"),
+        # snow told only by the flakes on a windshield
+        ("It was daylight. The driver said heavy, wet flakes were building up on the windshield faster than the "
+         "wipers could clear them.", "Snowy"),
+    ],
+)  # fmt: skip
+def test_storms_that_had_crossed_and_flakes_on_a_windshield(
+    extractor: OfflineCrashExtractor, conditions: str, weather: str
+) -> None:
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2000 Mazda 626, was traveling west on a two-lane, two-way highway. "
+        f"{conditions} The front of Vehicle two (V2), a 2004 Chrysler minivan, struck the right side of V1.",
+    )
+    assert s.to_safe()["Env"]["Weather"] == weather

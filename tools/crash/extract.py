@@ -265,9 +265,11 @@ _NEGATED = re.compile(
     re.IGNORECASE,
 )
 # Weather said to be over before the crash: "Rain had ended about an hour earlier", "a thunderstorm had passed
-# through", "snow had fallen the previous day", "Snow that had fallen the day before".
+# through", "thunderstorms had crossed the area", "snow had fallen the previous day", "Snow that had fallen the day
+# before".
 _ENDED = re.compile(
-    r"\s+(?:(?:that|which)\s+)?(?:had\s+)?(?:ended|stopped|ceased|cleared|passed|lifted|let\s+up|tapered\s+off)\b"
+    r"\s+(?:(?:that|which)\s+)?(?:had\s+)?(?:ended|stopped|ceased|cleared|passed|crossed|lifted|let\s+up|tapered\s+off|"
+    r"moved\s+(?:out|on|off|through))\b"
     r"|\s+(?:(?:that|which)\s+)?had\s+fallen\b",
     re.IGNORECASE,
 )
