@@ -1225,3 +1225,15 @@ def test_storms_that_had_crossed_and_flakes_on_a_windshield(
         f"{conditions} The front of Vehicle two (V2), a 2004 Chrysler minivan, struck the right side of V1.",
     )
     assert s.to_safe()["Env"]["Weather"] == weather
+
+
+def test_one_directions_lane_list_after_the_others_is_summed(extractor: OfflineCrashExtractor) -> None:
+    """ "On the eastbound approach it has ...; on the westbound side it has ...": the two lists are the road's."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2006 Nissan Altima, was eastbound on Route 30 approaching Elm Street. On the eastbound "
+        "approach Route 30 has, from left to right, a left-turn lane, two through lanes and a right-turn lane; on the "
+        "westbound side it has a left-turn lane and two through lanes. It was daylight. The front of V1 struck the "
+        "right side of Vehicle two (V2), a 2004 Toyota Highlander.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 7

@@ -20,6 +20,7 @@ specific to one case.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -775,6 +776,41 @@ class OfflineCrashExtractor:
             before = _road_noun_before(text, run[0].start() - 80, run[0].start())
             key = before.start() if before else run[0].start()
             road = _road_entry(found, key, before)
+            if (road["lanes"] or 0) < total:
+                road["lanes"] = total
+                road["ways"] = road["ways"] or 2
+        self._halves(text, found, runs)
+
+    def _halves(self, text: str, found: dict[int, dict[str, Any]], runs: list[list[re.Match[str]]]) -> None:
+        """One direction's lane list after the other's in one sentence ("On the northbound approach it has a
+        left-turn lane, two through lanes and a right-turn lane; on the southbound side it has a left-turn lane and
+        two through lanes") is the road's cross-section: their sum, where one of them holds a turn lane."""
+
+        def direction(run: list[re.Match[str]]) -> str | None:
+            start = max(_sentence_start(text, run[0].start()), text.rfind(";", 0, run[0].start()) + 1)
+            found_bounds = {b.lower() for b in _BOUND.findall(text, start, run[-1].end())}
+            return found_bounds.pop() if len(found_bounds) == 1 else None
+
+        for first, second in itertools.pairwise(runs):
+            gap = text[first[-1].end() : second[0].start()]
+            if len(gap) > 80 or "." in gap or re.search(r"\b(?:V\d|vehicle)\b", gap, re.IGNORECASE):
+                continue
+            a, b = direction(first), direction(second)
+            if a is None or b is None or {a, b} not in ({"north", "south"}, {"east", "west"}):
+                continue
+            if not any(_TURN_WORD.search(m.group(0)) for m in (*first, *second)):
+                continue
+            counts = [
+                self._count("one" if m.group("n").lower() in ("a", "an", "single") else m.group("n"))
+                for m in (*first, *second)
+            ]
+            if any(c is None for c in counts) or any(m.group("each") for m in (*first, *second)):
+                continue
+            total = sum(c or 0 for c in counts)
+            if total > 12:
+                continue
+            before = _road_noun_before(text, first[0].start() - 80, first[0].start())
+            road = _road_entry(found, before.start() if before else first[0].start(), before)
             if (road["lanes"] or 0) < total:
                 road["lanes"] = total
                 road["ways"] = road["ways"] or 2
