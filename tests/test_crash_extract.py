@@ -1109,6 +1109,8 @@ def test_street_lamps_said_to_be_lit_give_night(extractor: OfflineCrashExtractor
         "The crash site lies about 90 m south of a signalized intersection.",
         "The collision happened some 300 feet west of the Elm Street intersection.",
         "About 250 m east of the crash site the road narrows, and a left-turn lane opens at the Mill Road intersection.",
+        # a route name's full stops end no sentence
+        "About 250 m east of the crash site U.S. 30 gains a left-turn lane at the Mill Road intersection.",
     ],
 )
 def test_a_junction_placed_a_distance_from_the_crash_is_not_its_place(

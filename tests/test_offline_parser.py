@@ -1962,5 +1962,7 @@ def test_a_regions_road_user_is_no_rival_of_a_core_road_surface_or_bare_cars(
 
 def test_an_ice_cream_truck_is_no_icy_road(parser: OntologyGroundedParser) -> None:
     """The ice in "ice cream truck" names no road surface."""
-    candidates = parser.parse(rule("Drive slowly near an ice cream truck; children may run to it.", region="california"))
+    candidates = parser.parse(
+        rule("Drive slowly near an ice cream truck; children may run to it.", region="california")
+    )
     assert all("ice road" not in c.mr.manipulation for c in candidates), [c.mr for c in candidates]

@@ -395,8 +395,10 @@ def _centre_turn_in(text: str) -> bool:
 
 
 def _sentence_start(text: str, pos: int) -> int:
-    """Where the sentence holding ``pos`` begins (after the last full stop before it)."""
-    return text.rfind(".", 0, pos) + 1
+    """Where the sentence holding ``pos`` begins: after the last sentence break before it, as the narrative is split
+    into sentences (no break inside "U.S. 30" or "a 1.2 m median")."""
+    breaks = [m.end() for m in _SENTENCE.finditer(text, 0, pos)]
+    return breaks[-1] if breaks else 0
 
 
 def _road_entry(found: dict[int, dict[str, Any]], key: int, noun: re.Match[str] | None) -> dict[str, Any]:
