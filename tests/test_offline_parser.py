@@ -1966,3 +1966,11 @@ def test_an_ice_cream_truck_is_no_icy_road(parser: OntologyGroundedParser) -> No
         rule("Drive slowly near an ice cream truck; children may run to it.", region="california")
     )
     assert all("ice road" not in c.mr.manipulation for c in candidates), [c.mr for c in candidates]
+
+
+def test_the_verb_hydroplane_names_a_wet_road(parser: OntologyGroundedParser) -> None:
+    """ "If your car starts to hydroplane": the verb, not only "hydroplaning", is water on the road."""
+    mr = parser.parse(
+        rule("If your car starts to hydroplane, ease off the gas and do not brake hard.", region="california")
+    )[0].mr
+    assert "wet road" in mr.manipulation, mr
