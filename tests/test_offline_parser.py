@@ -1974,3 +1974,11 @@ def test_the_verb_hydroplane_names_a_wet_road(parser: OntologyGroundedParser) ->
         rule("If your car starts to hydroplane, ease off the gas and do not brake hard.", region="california")
     )[0].mr
     assert "wet road" in mr.manipulation, mr
+
+
+def test_a_top_speed_is_a_speed_limit(parser: OntologyGroundedParser) -> None:
+    """ "The top speed on most highways is 65 mph" states a speed limit."""
+    mr = parser.parse(
+        rule("The top speed on most highways is 65 mph unless signs say otherwise.", region="california")
+    )[0].mr
+    assert "speed limit sign" in mr.manipulation.lower(), mr
