@@ -1977,8 +1977,8 @@ def test_the_verb_hydroplane_names_a_wet_road(parser: OntologyGroundedParser) ->
 
 
 def test_a_top_speed_is_a_speed_limit(parser: OntologyGroundedParser) -> None:
-    """ "The top speed on most highways is 65 mph" states a speed limit."""
+    """ "The top speed on most highways is sixty-five" states a speed limit."""
     mr = parser.parse(
-        rule("The top speed on most highways is 65 mph unless signs say otherwise.", region="california")
+        rule("The top speed on most highways is sixty-five, but never drive faster than is safe.", region="california")
     )[0].mr
     assert "speed limit sign" in mr.manipulation.lower(), mr
