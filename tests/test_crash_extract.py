@@ -1239,3 +1239,24 @@ def test_one_directions_lane_list_after_the_others_is_summed(extractor: OfflineC
         "right side of Vehicle two (V2), a 2004 Toyota Highlander.",
     )
     assert s.to_safe()["Road network"]["No_lanes"] == 7
+
+
+@pytest.mark.parametrize(
+    "junction",
+    [
+        # an abbreviated street name that terminates at another
+        "V1 had stopped where Birch Ct. terminates at Main St.",
+        # a side road that meets the main road, named, from one side
+        "Pine Street is a two-lane road that meets Main Street from the east and ends there at a stop sign.",
+        # nothing on the far side of the junction
+        "Pine Street meets Main Street there. There is no street on the north side of the junction.",
+    ],
+)
+def test_more_ways_of_telling_a_t(extractor: OfflineCrashExtractor, junction: str) -> None:
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2002 Buick LeSabre, was traveling north toward Main Street. {junction} Vehicle two (V2), "
+        "a 2006 Chevrolet van, was traveling west on Main Street, a two-lane, two-way road. It was daylight. The "
+        "front of V2 struck the left side of V1.",
+    )
+    assert s.road_network.road_type == "T-intersection"

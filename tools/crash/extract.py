@@ -108,6 +108,8 @@ _STRIKE = re.compile(
 # is its branch. Ramps end in merges, not here.
 # Nouns of a road that can end at another (a ramp ends in a merge instead).
 _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector"
+# A street's name abbreviated with its full stop: "Birch Ct.", "Jefferson Rd.".
+_STREET_ABBREVIATIONS = "rd|st|ave|blvd|ct|dr|ln|hwy|pkwy|pl|ter"
 # A road that runs on before it ends: "runs south into the plaza and terminates at", "curves north and ends at".
 _RUNS_ON_AND = (
     r"(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends|bent|comes|came|approaches|"
@@ -117,7 +119,7 @@ _RUNS_ON_AND = (
 # An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial", "the exit ramp from northbound
 # Interstate 35 terminates at ...") is a T's branch too.
 _ROAD_ENDS = re.compile(
-    rf"\b(?:(?:{_STREET_NOUNS})s?(?:\s+\d+[A-Z]?)?|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}?)?)"
+    rf"\b(?:(?:{_STREET_NOUNS})s?(?:\s+\d+[A-Z]?)?|(?:{_STREET_ABBREVIATIONS})\.|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}?)?)"
     # "Maple Lane, a two-lane residential street, ends at ...", "the ramp runs east and terminates at ..."
     rf",?(?:\s+(?:that|which))?{_RUNS_ON_AND}\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
@@ -152,6 +154,8 @@ _ONE_SIDED = re.compile(
     r"|\bno\s+(?:north|south|east|west)\s+leg\b"
     # "Elm Street is a two-lane street; it does not continue west of Main Street"
     r"|\b(?:does|did)\s+not\s+continue\s+(?:(?:north|south|east|west)(?:ward)?|past|beyond|across)\b"
+    # "There is no street on the north side of the junction"
+    r"|\bno\s+(?:street|road|roadway)(?:\s+or\s+(?:driveway|street|road))?\s+on\s+the\s+(?:north|south|east|west)\s+side\b"
     r"|\bno\s+(?:street|road|roadway)(?:\s+or\s+(?:driveway|street|road))?\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
     r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:of\s+(?:this|the)\s+(?:junction|intersection)\s+)?"
     r"(?:(?:was|is|had\s+been|has\s+been)\s+(?:\w+ly\s+)?(?:closed|barricaded)\b|(?:did|does)\s+not\s+exist\b"
@@ -159,7 +163,7 @@ _ONE_SIDED = re.compile(
     r"|(?:was|is)\s+(?:(?:the|an?)\s+)?(?:[\w-]+\s+){0,2}?(?:driveway|parking[\s-]lot\s+entrance)\b)"
     # "a two-lane road that joins from the south", "a county road that enters from the west": a branch from one side
     # "a side street that meets the arterial from the west"
-    r"|\b(?:that|which)\s+(?:joins|joined|enters|entered|meets|met)(?:\s+(?:the|an?|it)(?:\s+[\w,-]+){0,3}?)?\s+from\s+the\s+"
+    r"|\b(?:that|which)\s+(?:joins|joined|enters|entered|meets|met)(?:\s+[\w,.-]+){0,4}?\s+from\s+the\s+"
     r"(?:north|south|east|west)\b",
     re.IGNORECASE,
 )
