@@ -1260,3 +1260,22 @@ def test_more_ways_of_telling_a_t(extractor: OfflineCrashExtractor, junction: st
         "front of V2 struck the left side of V1.",
     )
     assert s.road_network.road_type == "T-intersection"
+
+
+def test_a_centre_two_way_turn_lane_in_a_lane_by_lane_listing_and_a_lane_that_becomes_another(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """ "a center two-way left-turn lane" (center before two-way) is an item of the listing; a lane "that becomes a
+    dedicated left-turn lane" is the same lane, not another."""
+    for section, lanes in (
+        ("From south to north the roadway consists of an eastbound curb lane, an eastbound inside lane, a center "
+         "two-way left-turn lane, a westbound inside lane and a westbound curb lane.", 5),
+        ("The avenue has two through lanes in each direction and a center two-way left-turn lane that becomes a "
+         "dedicated left-turn lane at the intersection.", 5),
+    ):  # fmt: skip
+        s = extract(
+            extractor,
+            f"Vehicle one (V1), a 2002 Honda Odyssey, was traveling west on the avenue. {section} It was daylight. "
+            "The front of V1 struck the back of Vehicle two (V2), a 2009 Ford Ranger.",
+        )
+        assert s.to_safe()["Road network"]["No_lanes"] == lanes, section

@@ -363,7 +363,7 @@ _CENTRE_TURN = re.compile(
 _SECTION_ITEM = re.compile(
     r"\b(?P<n>an?|one|single|two|three|four|five|six|\d)\s+(?:single\s+)?(?P<bound>(?:north|south|east|west)bound\s+)?"
     r"(?:\([\w\s-]{1,20}\)\s+)?(?:(?:painted|continuous|dedicated|exclusive|separate|marked)\s+)?(?:two-way\s+)?"
-    r"(?:(?:curb|inside|outside|center|centre|middle)\s+)?"
+    r"(?:(?:curb|inside|outside|center|centre|middle)\s+)?(?:two-way\s+)?"
     r"(?:(?:through|travel)\s+lanes?|(?:(?:left|right)[\s-]+turn|turn)\s+(?:lanes?|bays?)|lanes?)\b"
     r"(?P<each>\s+(?:(?:in|for)\s+each\s+direction|each\s+way|in\s+both\s+directions))?(?!\s+wide)",
     re.IGNORECASE,
@@ -375,7 +375,8 @@ _BAY = re.compile(r"\bbays?\b", re.IGNORECASE)
 # painted median"), with no vehicle and no other road in it.
 _SECTION_GAP = re.compile(r"(?:[^.;]|\.(?=\d)){0,70}")
 _SECTION_BREAK = re.compile(
-    rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side)\b"
+    # (a lane "that becomes a dedicated left-turn lane" is the same lane again)
+    rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side|becomes|became)\b"
     # "has three lanes: a westbound lane, a two-way left-turn lane and an eastbound lane": the count before a colon is
     # the total of the list after it, not one of its items
     r"|:",
