@@ -1279,3 +1279,25 @@ def test_a_centre_two_way_turn_lane_in_a_lane_by_lane_listing_and_a_lane_that_be
             "The front of V1 struck the back of Vehicle two (V2), a 2009 Ford Ranger.",
         )
         assert s.to_safe()["Road network"]["No_lanes"] == lanes, section
+
+
+def test_a_lane_list_late_in_a_long_sentence_is_the_roads_that_sentence_describes(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """ "It is a two-lane road that widens about 50 m south of the junction, so that at the signal it has a
+    northbound left-turn lane, a northbound right-turn lane and one southbound lane": the three lanes are that
+    road's, so the wider road it ends at stays the main road of the T."""
+    s = extract(
+        extractor,
+        "Harbor Boulevard is a five-lane, two-way road. Vehicle one (V1), a 2006 Chevrolet Equinox, was northbound on "
+        "Mill Road, stopped at the signal where it meets Harbor Boulevard. Mill Road does not continue north of Harbor "
+        "Boulevard. It is a two-lane, two-way road that widens approximately 50 meters south of the junction, so that "
+        "at the signal it has a northbound left-turn lane, a northbound right-turn lane, and one southbound lane. It "
+        "was daylight. The front of Vehicle two (V2), a 2003 Volkswagen Jetta, struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert (s.road_network.road_type, net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (
+        "T-intersection",
+        5,
+        3,
+    )

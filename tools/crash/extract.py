@@ -778,9 +778,12 @@ class OfflineCrashExtractor:
             total = sum((c or 0) * (2 if lead_each or m.group("each") else 1) for c, m in zip(counts, run, strict=True))
             if total > 12:
                 continue
-            # the road noun before the list, else the list itself stands for its road ("Broadway runs north-south. At
-            # the intersection its cross-section is ...")
-            before = _road_noun_before(text, run[0].start() - 80, run[0].start())
+            # the road noun just before the list, else one earlier in its sentence ("It is a two-lane road that widens
+            # ... so that at the signal it has ..."), else the list itself stands for its road ("Broadway runs
+            # north-south. At the intersection its cross-section is ...")
+            before = _road_noun_before(text, run[0].start() - 80, run[0].start()) or _road_noun_before(
+                text, max(_sentence_start(text, run[0].start()), run[0].start() - 200), run[0].start()
+            )
             key = before.start() if before else run[0].start()
             road = _road_entry(found, key, before)
             if (road["lanes"] or 0) < total:
