@@ -119,7 +119,9 @@ _RUNS_ON_AND = (
 # An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial", "the exit ramp from northbound
 # Interstate 35 terminates at ...") is a T's branch too.
 _ROAD_ENDS = re.compile(
-    rf"\b(?:(?:{_STREET_NOUNS})s?(?:\s+\d+[A-Z]?)?|(?:{_STREET_ABBREVIATIONS})\.|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}?)?)"
+    # "Route 9 ends at", "Birch Ct. terminates at", "the exit ramp from northbound Interstate 35 terminates at"
+    rf"\b(?:(?:{_STREET_NOUNS})s?(?:\s+\d+[A-Z]?)?|(?:{_STREET_ABBREVIATIONS})\."
+    r"|(?:exit|off)[\s-]ramp(?:\s+(?:from|of)\s+(?:the\s+|an?\s+)?[\w-]+(?:\s+[\w-]+){0,2}?)?)"
     # "Maple Lane, a two-lane residential street, ends at ...", "the ramp runs east and terminates at ..."
     rf",?(?:\s+(?:that|which))?{_RUNS_ON_AND}\s+"
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
@@ -404,6 +406,14 @@ def _sentence_start(text: str, pos: int) -> int:
     into sentences (no break inside "U.S. 30" or "a 1.2 m median")."""
     breaks = [m.end() for m in _SENTENCE.finditer(text, 0, pos)]
     return breaks[-1] if breaks else 0
+
+
+def _raise_lanes(found: dict[int, dict[str, Any]], key: int, noun: re.Match[str] | None, total: int) -> None:
+    """A cross-section's sum is its road's lanes, where that is more than the count so far (two-way unless said)."""
+    road = _road_entry(found, key, noun)
+    if (road["lanes"] or 0) < total:
+        road["lanes"] = total
+        road["ways"] = road["ways"] or 2
 
 
 def _road_entry(found: dict[int, dict[str, Any]], key: int, noun: re.Match[str] | None) -> dict[str, Any]:
@@ -770,9 +780,7 @@ class OfflineCrashExtractor:
                     continue
             elif not lead_each and len({b.lower() for b in bounds}) < 2:
                 continue  # one direction's lanes
-            counts = [
-                self._count("one" if m.group("n").lower() in ("a", "an", "single") else m.group("n")) for m in run
-            ]
+            counts = self._item_counts(run)
             if any(c is None for c in counts):
                 continue
             total = sum((c or 0) * (2 if lead_each or m.group("each") else 1) for c, m in zip(counts, run, strict=True))
@@ -784,11 +792,7 @@ class OfflineCrashExtractor:
             before = _road_noun_before(text, run[0].start() - 80, run[0].start()) or _road_noun_before(
                 text, max(_sentence_start(text, run[0].start()), run[0].start() - 200), run[0].start()
             )
-            key = before.start() if before else run[0].start()
-            road = _road_entry(found, key, before)
-            if (road["lanes"] or 0) < total:
-                road["lanes"] = total
-                road["ways"] = road["ways"] or 2
+            _raise_lanes(found, before.start() if before else run[0].start(), before, total)
         self._halves(text, found, runs)
 
     def _halves(self, text: str, found: dict[int, dict[str, Any]], runs: list[list[re.Match[str]]]) -> None:
@@ -798,8 +802,8 @@ class OfflineCrashExtractor:
 
         def direction(run: list[re.Match[str]]) -> str | None:
             start = max(_sentence_start(text, run[0].start()), text.rfind(";", 0, run[0].start()) + 1)
-            found_bounds = {b.lower() for b in _BOUND.findall(text, start, run[-1].end())}
-            return found_bounds.pop() if len(found_bounds) == 1 else None
+            named = {b.lower() for b in _BOUND.findall(text, start, run[-1].end())}
+            return named.pop() if len(named) == 1 else None
 
         for first, second in itertools.pairwise(runs):
             gap = text[first[-1].end() : second[0].start()]
@@ -810,20 +814,18 @@ class OfflineCrashExtractor:
                 continue
             if not any(_TURN_WORD.search(m.group(0)) for m in (*first, *second)):
                 continue
-            counts = [
-                self._count("one" if m.group("n").lower() in ("a", "an", "single") else m.group("n"))
-                for m in (*first, *second)
-            ]
+            counts = self._item_counts([*first, *second])
             if any(c is None for c in counts) or any(m.group("each") for m in (*first, *second)):
                 continue
             total = sum(c or 0 for c in counts)
             if total > 12:
                 continue
             before = _road_noun_before(text, first[0].start() - 80, first[0].start())
-            road = _road_entry(found, before.start() if before else first[0].start(), before)
-            if (road["lanes"] or 0) < total:
-                road["lanes"] = total
-                road["ways"] = road["ways"] or 2
+            _raise_lanes(found, before.start() if before else first[0].start(), before, total)
+
+    def _item_counts(self, run: list[re.Match[str]]) -> list[int | None]:
+        """The lane count of each item of a cross-section listing ("a", "an" and "single" are one)."""
+        return [self._count("one" if m.group("n").lower() in ("a", "an", "single") else m.group("n")) for m in run]
 
     @staticmethod
     def _named_before(text: str, noun: re.Match[str], found: dict[int, dict[str, Any]]) -> int | None:
