@@ -1149,8 +1149,13 @@ def test_an_exit_ramp_named_by_its_freeway_and_direction_that_terminates_at_a_ro
         "V1 was approaching the point where Route 9 ends at Route 40.",
         # the side road named, then "It ends at" in the next sentence
         "Pine Street is a two-lane, two-way street. It ends at Main Street, where a stop sign controls its traffic.",
-        # nothing on the far side: "no street or driveway opposite"
+        # nothing on the far side: "no street or driveway opposite", "no street on the north side"
         "Pine Street meets Main Street. There is no street or driveway opposite Pine Street.",
+        "Pine Street meets Main Street there. There is no street on the north side of the junction.",
+        # an abbreviated street name that terminates at another
+        "V1 had stopped where Birch Ct. terminates at Main St.",
+        # a side road that meets the main road, named, from one side
+        "Pine Street is a two-lane road that meets Main Street from the east and ends there at a stop sign.",
     ],
 )
 def test_side_roads_that_end_at_the_main_road_told_in_other_ways_make_a_t(
@@ -1239,27 +1244,6 @@ def test_one_directions_lane_list_after_the_others_is_summed(extractor: OfflineC
         "right side of Vehicle two (V2), a 2004 Toyota Highlander.",
     )
     assert s.to_safe()["Road network"]["No_lanes"] == 7
-
-
-@pytest.mark.parametrize(
-    "junction",
-    [
-        # an abbreviated street name that terminates at another
-        "V1 had stopped where Birch Ct. terminates at Main St.",
-        # a side road that meets the main road, named, from one side
-        "Pine Street is a two-lane road that meets Main Street from the east and ends there at a stop sign.",
-        # nothing on the far side of the junction
-        "Pine Street meets Main Street there. There is no street on the north side of the junction.",
-    ],
-)
-def test_more_ways_of_telling_a_t(extractor: OfflineCrashExtractor, junction: str) -> None:
-    s = extract(
-        extractor,
-        f"Vehicle one (V1), a 2002 Buick LeSabre, was traveling north toward Main Street. {junction} Vehicle two (V2), "
-        "a 2006 Chevrolet van, was traveling west on Main Street, a two-lane, two-way road. It was daylight. The "
-        "front of V2 struck the left side of V1.",
-    )
-    assert s.road_network.road_type == "T-intersection"
 
 
 def test_a_centre_two_way_turn_lane_in_a_lane_by_lane_listing_and_a_lane_that_becomes_another(
