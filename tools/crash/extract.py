@@ -108,6 +108,9 @@ _STRIKE = re.compile(
 # is its branch. Ramps end in merges, not here.
 # Nouns of a road that can end at another (a ramp ends in a merge instead).
 _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector"
+# A road named by up to three words before its noun, with or without an article: "the four-lane arterial", "Main
+# Street", "a county road".
+_A_ROAD = rf"(?:(?:the|an?)\s+)?(?:[\w,-]+\s+){{0,3}}?(?:{_STREET_NOUNS}|arterial)\b"
 # A street's name abbreviated with its full stop: "Birch Ct.", "Jefferson Rd.".
 _STREET_ABBREVIATIONS = "rd|st|ave|blvd|ct|dr|ln|hwy|pkwy|pl|ter"
 # A road that runs on before it ends: "runs south into the plaza and terminates at", "curves north and ends at".
@@ -127,8 +130,7 @@ _ROAD_ENDS = re.compile(
     r"(?:(?:ends|ended|terminates|terminated|dead-ends|dead\s+ends|dead-ended|tees|teed)(?:\s+(?:at|into)\b|(?=[.,;]))"
     r"|(?:forms|formed)\s+the\s+(?:\w+\s+)?(?:leg|stem)\s+of\b)"
     # "Pine Street is a two-lane street. It ends at Main Street": the road of the sentence before
-    rf"|(?:^|[.;]\s+)It\s+(?:ends|ended|terminates|terminated|dead-ends)\s+at\s+(?:the\s+|an?\s+)?(?:[\w,-]+\s+){{0,3}}?"
-    rf"(?:{_STREET_NOUNS}|arterial)\b"
+    rf"|(?:^|[.;]\s+)It\s+(?:ends|ended|terminates|terminated|dead-ends)\s+at\s+{_A_ROAD}"
     # A road that goes no farther than the one it meets: "a two-lane road that meets State Highway 12 and goes no
     # farther", "a gravel road that meets Route 9 from the south and does not continue north of it", "a residential
     # street that runs up from the south and stops at Harlan Road".
@@ -141,8 +143,7 @@ _ROAD_ENDS = re.compile(
 # the avenue"), however long the clause.
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
-    r"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:(?:(?:the|an?)\s+)?(?:[\w,-]+\s+){0,3}?"
-    rf"(?:{_STREET_NOUNS}|arterial)\b"
+    rf"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:{_A_ROAD}"
     # ... or at a road named by its number: "and ends at U.S. 131", "... at State Route 9", "... at I-94"
     r"|(?:U\.?S\.?|I|SR|CR|US\s+Route|State\s+Route|State\s+Highway|County\s+Road|Route|Highway|Interstate)"
     r"[\s-]*\d+\b)",
@@ -156,9 +157,9 @@ _ONE_SIDED = re.compile(
     r"|\bno\s+(?:north|south|east|west)\s+leg\b"
     # "Elm Street is a two-lane street; it does not continue west of Main Street"
     r"|\b(?:does|did)\s+not\s+continue\s+(?:(?:north|south|east|west)(?:ward)?|past|beyond|across)\b"
-    # "There is no street on the north side of the junction"
-    r"|\bno\s+(?:street|road|roadway)(?:\s+or\s+(?:driveway|street|road))?\s+on\s+the\s+(?:north|south|east|west)\s+side\b"
-    r"|\bno\s+(?:street|road|roadway)(?:\s+or\s+(?:driveway|street|road))?\s+(?:continues|(?:on\s+the\s+(?:north|south|east|west)\s+side\s+)?opposite)\b"
+    # "no street continues", "no street or driveway opposite", "There is no street on the north side of the junction"
+    r"|\bno\s+(?:street|road|roadway)(?:\s+or\s+(?:driveway|street|road))?\s+"
+    r"(?:continues|opposite|on\s+the\s+(?:north|south|east|west)\s+side)\b"
     r"|\b(?:north|south|east|west)(?:ern)?\s+leg\s+(?:of\s+(?:this|the)\s+(?:junction|intersection)\s+)?"
     r"(?:(?:was|is|had\s+been|has\s+been)\s+(?:\w+ly\s+)?(?:closed|barricaded)\b|(?:did|does)\s+not\s+exist\b"
     # "the south leg is the main driveway into a plaza": a driveway is no leg of a junction
