@@ -1127,6 +1127,42 @@ def test_a_junction_placed_a_distance_from_the_crash_is_not_its_place(
     assert s.road_network.road_type == "Straight"
 
 
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        # the junction named again ("that junction") after the crash was placed away from it
+        (
+            "About 200 m south of the crash site, the road crosses Oak Street at a four-way junction. V2 had just "
+            "driven through that junction.",
+            "Straight",
+        ),
+        # a place named at length after the distance ("the point where the on-ramp ends")
+        (
+            "The crash occurred about 300 m west of the point where the acceleration lane of the Exit 4 on-ramp ends.",
+            "Straight",
+        ),
+        # a stretch of road up to the crash is no place away: the bend named again stays the crash's place
+        (
+            "For about 300 m east of the crash site the road runs straight, and then it enters a sharp bend. V1 "
+            "drifted wide in the bend.",
+            "Curve",
+        ),
+    ],
+)
+def test_a_crash_placed_a_distance_from_a_junction_is_not_at_it_when_the_junction_is_named_again(
+    extractor: OfflineCrashExtractor, where: str, expected: str
+) -> None:
+    """Once the crash is placed a distance from a junction, the junction named again with a definite word, or the
+    rest of the place's clause, does not bring the crash back to it."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2011 Ford Fusion, was traveling east on a two-lane, two-way road. "
+        f"{where} It was daylight. The front of V1 struck the front of Vehicle two (V2), a 2008 Honda Civic, which was "
+        "traveling west.",
+    )
+    assert s.road_network.road_type == expected
+
+
 def test_an_exit_ramp_named_by_its_freeway_and_direction_that_terminates_at_a_road_is_a_t(
     extractor: OfflineCrashExtractor,
 ) -> None:

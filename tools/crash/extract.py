@@ -230,6 +230,38 @@ _AWAY = re.compile(_DISTANCE_FROM + r"(?:the\s+|a\s+|an\s+)?(?:[\w'.-]+\s+){0,3}
 _FROM_THE_CRASH = re.compile(
     _DISTANCE_FROM + r"the\s+(?:crash|collision|impact)(?:\s+(?:site|location|point|scene|area))?\b", re.IGNORECASE
 )
+# A crash or a vehicle placed a distance from somewhere ("The crash occurred on Interstate 80 ... approx. 400 m east of
+# the point where the acceleration lane of the entrance ramp ends", "V1 was traveling north approx. 0.5 km north of
+# its junction with S.R. 14") is not there: the place runs on to the end of its clause.
+_PLACED = re.compile(r"\b(?:crash|collision|impact|V\d+)\b", re.IGNORECASE)
+_EXTENT = re.compile(r"\b(?:for|over)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;]|(?<=[a-z0-9)\]])\s*\.\s+(?=[A-Z(])")
+# A junction named again with a definite word ("the intersection", "that junction", "its intersection") after the
+# crash was placed away from one is the same junction.
+_DEFINITE = re.compile(r"\b(?:the|that|this|its)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+
+
+def _placed_away(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` that name a place the crash is a distance away from: from a distance that places the crash or
+    a vehicle (its sentence names one before it) to the end of the clause, or from a distance from the crash to the end
+    of the sentence."""
+    spans = []
+    for m in re.finditer(_DISTANCE_FROM, text, re.IGNORECASE):
+        start = _sentence_start(text, m.start())
+        if _EXTENT.search(text, max(0, m.start() - 24), m.start()):
+            continue  # "For roughly 400 m east of the crash site the road is straight": a stretch up to the crash
+        if _FROM_THE_CRASH.match(text, m.start()):
+            # "Approximately 120 m north of the crash site, S.R. 9 forms a four-leg intersection ...": the rest of the
+            # sentence tells of that place.
+            end = _SENTENCE.search(text, m.end())
+        elif _PLACED.search(text, start, m.start()):
+            end = _CLAUSE_END.search(text, m.end())
+        else:
+            continue
+        spans.append((m.start(), end.start() if end else len(text)))
+    return spans
+
+
 _COUNT = re.compile(r"\b(?:(?P<lanes>\w+)-lane|(?P<ways>one|two|1|2)-way)\b", re.IGNORECASE)
 _ROAD_NOUN = re.compile(
     rf"\b(?:entrance ramp|on-ramp|exit ramp|ramp|{_STREET_NOUNS}|freeway|interstate|expressway|turnpike|arterial|"
@@ -521,6 +553,7 @@ class OfflineCrashExtractor:
         return _Meta(road_type, vehicles, directions, pre_impact)
 
     def _road_type(self, pre: str) -> str:
+        away = _placed_away(pre)
         for road_type, pattern in self._road_cues:
             # A junction named as somewhere else ("a left turn at the next intersection", "backed up from a
             # signalized intersection approximately 100 m to the east") is not the crash's place.
@@ -529,6 +562,14 @@ class OfflineCrashExtractor:
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
             here = [m for m in here if not _FROM_THE_CRASH.search(pre, _sentence_start(pre, m.start()), m.start())]
+            placed = [m for m in pattern.finditer(pre) if any(a <= m.start() < b for a, b in away)]
+            if placed:
+                here = [
+                    m
+                    for m in here
+                    if not any(a <= m.start() < b for a, b in away)
+                    and (m.start() < placed[0].start() or not _DEFINITE.search(pre, max(0, m.start() - 30), m.start()))
+                ]
             if here or (road_type == "T-intersection" and _ends_in_a_t(pre)):
                 return road_type
             if road_type == "Merge" and _ONTO_RAMP.search(pre):
