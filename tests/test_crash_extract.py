@@ -1163,6 +1163,22 @@ def test_a_crash_placed_a_distance_from_a_junction_is_not_at_it_when_the_junctio
     assert s.road_network.road_type == expected
 
 
+def test_a_main_road_counted_again_at_the_t_junction_has_that_many_lanes(extractor: OfflineCrashExtractor) -> None:
+    """A main road described as two lanes, then counted again "at the junction" where a turn bay is added, has the
+    junction's count."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Mazda 3, was traveling west on Highway 4, a two-lane, two-way road. Birch Road, a "
+        "two-lane, two-way road, ends at Highway 4 from the south. A right-turn lane opens 60 m east of Birch Road, "
+        "so at the junction the highway carries three lanes. Vehicle two (V2), a 2009 GMC Sierra pickup, pulled out "
+        "of Birch Road. It was daylight. The front of V1 struck the left side of V2.",
+    )
+    safe = s.to_safe()
+    assert safe["Road type"] == "T-intersection"
+    assert safe["Road network"]["No_lanes_main_road"] == 3
+    assert safe["Road network"]["No_lanes_branch_road"] == 2
+
+
 def test_an_exit_ramp_named_by_its_freeway_and_direction_that_terminates_at_a_road_is_a_t(
     extractor: OfflineCrashExtractor,
 ) -> None:

@@ -241,6 +241,11 @@ _CLAUSE_END = re.compile(r"[,;]|(?<=[a-z0-9)\]])\s*\.\s+(?=[A-Z(])")
 _DEFINITE = re.compile(r"\b(?:the|that|this|its)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
 
 
+# A count said to hold at the junction: "at the junction Route 27 has three lanes", "At the intersection, the avenue
+# widens to ...".
+_AT_THE_JUNCTION = re.compile(r"\bat\s+(?:the|this|that)\s+(?:junction|intersection)\b", re.IGNORECASE)
+
+
 def _placed_away(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that name a place the crash is a distance away from: from a distance that places the crash or
     a vehicle (its sentence names one before it) to the end of the clause, or from a distance from the crash to the end
@@ -668,6 +673,16 @@ class OfflineCrashExtractor:
                 # Where nothing says which road ends, the wider one goes through: in every T of the development
                 # cases and the read probe sets (62), the main road has at least as many lanes as the branch.
                 branch, first = first, branch
+            at_junction = [
+                r
+                for r in main
+                if r is not first
+                and r is not branch
+                and _AT_THE_JUNCTION.search(text, _sentence_start(text, r.at), r.at)
+            ]
+            if at_junction and (at_junction[0].lanes or 0) > (first.lanes or 0):
+                # "... so at the junction Route 27 has three lanes": the count at the junction is the main road's there.
+                first = at_junction[0]._replace(ways=at_junction[0].ways or first.ways)
             net["main_lanes"] = first.lanes or defaults.main_lanes
             net["main_ways"] = first.ways or defaults.main_ways
             if branch is none and _EXIT_RAMP.search(text):
