@@ -1179,6 +1179,36 @@ def test_a_main_road_counted_again_at_the_t_junction_has_that_many_lanes(extract
     assert safe["Road network"]["No_lanes_branch_road"] == 2
 
 
+@pytest.mark.parametrize(
+    ("ramp", "key", "lanes"),
+    [
+        (
+            "The entrance ramp carries two lanes from the interchange signal but narrows to a single lane some 100 m "
+            "before it merges onto the freeway.",
+            "No_lanes_branch_road",
+            1,
+        ),
+        (
+            "The exit ramp from the interstate terminates at the road at a stop sign. It is a one-way, one-lane ramp "
+            "that widens to three lanes near its end.",
+            "No_lanes_branch_road",
+            3,
+        ),
+    ],
+)
+def test_a_ramp_whose_lanes_change_along_it_has_the_count_it_ends_with(
+    extractor: OfflineCrashExtractor, ramp: str, key: str, lanes: int
+) -> None:
+    """A ramp that widens or narrows before it ends has, where it ends (at the crash), the lanes it changes to."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2013 Nissan Altima, was on a four-lane, two-way road next to the interchange with "
+        f"Interstate 70. {ramp} Vehicle two (V2), a 2016 Ram 1500 pickup, was on the ramp. It was daylight. The front "
+        "of V2 struck the left side of V1.",
+    )
+    assert s.to_safe()["Road network"][key] == lanes
+
+
 def test_an_exit_ramp_named_by_its_freeway_and_direction_that_terminates_at_a_road_is_a_t(
     extractor: OfflineCrashExtractor,
 ) -> None:

@@ -246,6 +246,14 @@ _DEFINITE = re.compile(r"\b(?:the|that|this|its)\s+(?:[\w-]+\s+){0,2}$", re.IGNO
 _AT_THE_JUNCTION = re.compile(r"\bat\s+(?:the|this|that)\s+(?:junction|intersection)\b", re.IGNORECASE)
 
 
+# A road whose lane count changes along it: "widens to two lanes", "narrows to a single lane", "drops to one lane".
+_CHANGES_TO = re.compile(
+    r"\b(?:widens|widened|narrows|narrowed|expands|expanded|tapers|tapered|reduces|reduced|drops|dropped)\s+(?:down\s+)?"
+    r"to\s+(?:a\s+)?(?:single\s+)?(?P<n>\w+)(?:[\s-]+lanes?\b|(?<=single)[\s-]+lane\b)",
+    re.IGNORECASE,
+)
+
+
 def _placed_away(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that name a place the crash is a distance away from: from a distance that places the crash or
     a vehicle (its sentence names one before it) to the end of the clause, or from a distance from the crash to the end
@@ -657,6 +665,15 @@ class OfflineCrashExtractor:
         none = _Road(None, None, False, 0)
         first = main[0] if main else none
         ramp = ramps[0] if ramps else _Road(None, None, True, 0)  # a merge's branch, or a T's exit ramp
+        if ramps:
+            # "a single-lane ramp that widens to two lanes ... before it ends at a stop sign", "The ramp begins as two
+            # lanes ... and narrows to a single lane approx. 150 m before it joins the freeway": a ramp ends where the
+            # crash is, with the lanes it has there.
+            end = _SENTENCE.search(text, ramp.at)
+            change = _CHANGES_TO.search(text, ramp.at, end.start() if end else len(text))
+            lanes_then = self._count(change.group("n")) if change else None
+            if lanes_then:
+                ramp = ramp._replace(lanes=lanes_then)
         net: dict[str, Any] = {
             "road_type": road_type,
             "lane_width_m": defaults.lane_width_m,
