@@ -1209,6 +1209,20 @@ def test_a_ramp_whose_lanes_change_along_it_has_the_count_it_ends_with(
     assert s.to_safe()["Road network"][key] == lanes
 
 
+def test_a_crash_placed_on_a_section_by_its_lane_count_takes_that_section(extractor: OfflineCrashExtractor) -> None:
+    """Where a road changes from four lanes to two and the crash is said to be on "the two-lane stretch", the road is
+    two lanes, two-way."""
+    s = extract(
+        extractor,
+        "Route 7 is a four-lane divided highway through the town; east of the town line it becomes a two-lane, "
+        "two-way road, and the collision happened on the two-lane stretch. Vehicle one (V1), a 2015 Ford Focus, was "
+        "eastbound. It was daylight. V1 struck the front of Vehicle two (V2), a 2012 Jeep Liberty, which was "
+        "westbound.",
+    )
+    safe = s.to_safe()
+    assert (safe["Road type"], safe["Road network"]["No_lanes"], safe["Road network"]["No_ways"]) == ("Straight", 2, 2)
+
+
 def test_an_exit_ramp_named_by_its_freeway_and_direction_that_terminates_at_a_road_is_a_t(
     extractor: OfflineCrashExtractor,
 ) -> None:

@@ -254,6 +254,14 @@ _CHANGES_TO = re.compile(
 )
 
 
+# The crash placed on a part of the road by its count: "the crash occurred on this two-lane section".
+_CRASH_ON_SECTION = re.compile(
+    r"\b(?:crash|collision)\s+(?:occurred|happened|took\s+place)\s+(?:on|in|along)\s+(?:this|that|the)\s+"
+    r"(?P<n>\w+)-lane\s+(?:section|segment|portion|stretch|part)\b",
+    re.IGNORECASE,
+)
+
+
 def _placed_away(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that name a place the crash is a distance away from: from a distance that places the crash or
     a vehicle (its sentence names one before it) to the end of the clause, or from a distance from the crash to the end
@@ -721,6 +729,13 @@ class OfflineCrashExtractor:
         else:
             # A ramp that is the only road described ("a one-lane, one-way exit ramp") is the road of the scene.
             only = first if main or not ramps else ramps[0]
+            section = _CRASH_ON_SECTION.search(text) if road_type in {"Straight", "Curve"} else None
+            lanes_there = self._count(section.group("n")) if section else None
+            if lanes_there and only.lanes != lanes_there:
+                # "... it transitions to a two-lane highway, and the crash occurred on this two-lane section": the
+                # road described with the crash's count is the crash's road.
+                same = [r for r in main if r.lanes == lanes_there]
+                only = same[0] if same else only._replace(lanes=lanes_there)
             net["lanes"] = only.lanes or defaults.lanes
             net["ways"] = only.ways or defaults.ways
             if road_type == "Intersection" and len(main) > 1:
