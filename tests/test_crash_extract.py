@@ -1223,6 +1223,21 @@ def test_a_crash_placed_on_a_section_by_its_lane_count_takes_that_section(extrac
     assert (safe["Road type"], safe["Road network"]["No_lanes"], safe["Road network"]["No_ways"]) == ("Straight", 2, 2)
 
 
+def test_a_turn_lane_named_with_the_inside_a_cross_section_counts_as_one_lane(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """ "two northbound through lanes, the southbound left-turn bay and two southbound through lanes": the turn lane
+    named with "the" between counted items is one lane of the cross-section."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2014 Kia Optima, was traveling south on Elm Avenue toward its signalized intersection "
+        "with 9th Street. At the intersection Elm Avenue consists of two northbound through lanes, the southbound "
+        "left-turn bay, and two southbound through lanes. 9th Street is a two-lane, two-way street. It was daylight. The front of "
+        "Vehicle two (V2), a 2010 Toyota Camry, struck the left side of V1.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 5
+
+
 def test_an_exit_ramp_named_by_its_freeway_and_direction_that_terminates_at_a_road_is_a_t(
     extractor: OfflineCrashExtractor,
 ) -> None:

@@ -425,6 +425,9 @@ _SECTION_ITEM = re.compile(
     re.IGNORECASE,
 )
 _BOUND = re.compile(r"\b(north|south|east|west)bound\b", re.IGNORECASE)
+_THE_TURN_LANE = re.compile(
+    r"\bthe\s+(?:(?:north|south|east|west)bound\s+)?(?:left|right)[\s-]+turn\s+(?:lane|bay)\b", re.IGNORECASE
+)
 _TURN_WORD = re.compile(r"\bturn\b", re.IGNORECASE)
 _BAY = re.compile(r"\bbays?\b", re.IGNORECASE)
 # What may stand between two items of one cross-section: a short stretch of one sentence (list words, a median, "a 1.2 m
@@ -855,7 +858,10 @@ class OfflineCrashExtractor:
         for run in runs:
             # a list said of each approach or direction is one direction's lanes, whatever it holds
             lead_each = bool(_EACH_LEADS.search(text, _sentence_start(text, run[0].start()), run[0].start()))
-            if not lead_each and (len(run) < 2 or not any(_TURN_WORD.search(m.group(0)) for m in run)):
+            # "two westbound through lanes, the eastbound left-turn bay, and two eastbound through lanes": a turn lane
+            # named with "the" between two counted items is one more
+            the_turns = sum(len(_THE_TURN_LANE.findall(text, a.end(), b.start())) for a, b in itertools.pairwise(run))
+            if not lead_each and (len(run) < 2 or not (the_turns or any(_TURN_WORD.search(m.group(0)) for m in run))):
                 continue  # one item, or no turn lane: the other passes count those
             # the directions the list names, its roadway's too ("the eastbound roadway has a left-turn lane, three
             # through lanes and a right-turn lane, and ... from three westbound through lanes")
@@ -872,7 +878,9 @@ class OfflineCrashExtractor:
             counts = self._item_counts(run)
             if any(c is None for c in counts):
                 continue
-            total = sum((c or 0) * (2 if lead_each or m.group("each") else 1) for c, m in zip(counts, run, strict=True))
+            total = the_turns + sum(
+                (c or 0) * (2 if lead_each or m.group("each") else 1) for c, m in zip(counts, run, strict=True)
+            )
             if total > 12:
                 continue
             # the road noun just before the list, else one earlier in its sentence ("It is a two-lane road that widens
