@@ -1163,6 +1163,37 @@ def test_a_crash_placed_a_distance_from_a_junction_is_not_at_it_when_the_junctio
     assert s.road_network.road_type == expected
 
 
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        # the T the crash is away from, with the road that ends there, and "that intersection" named again
+        (
+            "The collision happened about 200 m west of a T-intersection where a gravel road ends at the south side "
+            "of the highway; no vehicle had used that intersection.",
+            "Straight",
+        ),
+        # a junction placed by a distance from the crash that comes after it in its sentence
+        (
+            "V1 had gone through a four-way intersection, signed with stop signs for the side road, about 90 m west "
+            "of the collision site and was entering a curve to the right.",
+            "Curve",
+        ),
+    ],
+)
+def test_a_junction_the_crash_is_away_from_gives_no_junction_road_type(
+    extractor: OfflineCrashExtractor, where: str, expected: str
+) -> None:
+    """A T whose branch "ends at" the road, or a junction located by a distance from the crash written after it, is
+    not the crash's place when the distance puts the crash away from it."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2010 Ford Fusion, was traveling east on a two-lane, two-way rural highway. "
+        f"{where} It was daylight. The front of V1 struck the front of Vehicle two (V2), a 2007 Honda Accord, which "
+        "was traveling west.",
+    )
+    assert s.road_network.road_type == expected
+
+
 def test_a_main_road_counted_again_at_the_t_junction_has_that_many_lanes(extractor: OfflineCrashExtractor) -> None:
     """A main road described as two lanes, then counted again "at the junction" where a turn bay is added, has the
     junction's count."""

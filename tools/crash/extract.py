@@ -262,6 +262,9 @@ _CRASH_ON_SECTION = re.compile(
 )
 
 
+_JUNCTIONS = ("T-intersection", "Intersection", "Merge")
+
+
 def _placed_away(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that name a place the crash is a distance away from: from a distance that places the crash or
     a vehicle (its sentence names one before it) to the end of the clause, or from a distance from the crash to the end
@@ -273,8 +276,15 @@ def _placed_away(text: str) -> list[tuple[int, int]]:
             continue  # "For roughly 400 m east of the crash site the road is straight": a stretch up to the crash
         if _FROM_THE_CRASH.match(text, m.start()):
             # "Approximately 120 m north of the crash site, S.R. 9 forms a four-leg intersection ...": the rest of the
-            # sentence tells of that place.
+            # sentence tells of that place. Where the sentence tells of a vehicle first, what comes before the distance
+            # is the place ("V1 had passed through a four-leg intersection, controlled by stop signs, approximately 80 m
+            # south of the crash location").
             end = _SENTENCE.search(text, m.end())
+            if _PLACED.search(text, start, m.start()):
+                # after a vehicle's move, the distance places what came before it, and the rest is the vehicle's
+                # again ("... and was negotiating a curve to the left")
+                spans.append((start, m.start()))
+                continue
         elif _PLACED.search(text, start, m.start()):
             end = _CLAUSE_END.search(text, m.end())
         else:
@@ -578,6 +588,23 @@ class OfflineCrashExtractor:
 
     def _road_type(self, pre: str) -> str:
         away = _placed_away(pre)
+        # the narrative without the places the crash is away from ("approximately 150 m east of a T-intersection where
+        # a side street ends at the arterial"), for the cues read from whole clauses
+        here_only = pre
+        for a, b in away:
+            here_only = here_only[:a] + " " * (b - a) + here_only[b:]
+        # where the first junction the crash is away from is named ("150 m east of a T-intersection"): a junction
+        # named again after it with a definite word ("that intersection") is that one
+        first_away = min(
+            (
+                m.start()
+                for road_type, pattern in self._road_cues
+                if road_type in _JUNCTIONS
+                for m in pattern.finditer(pre)
+                if any(a <= m.start() < b for a, b in away)
+            ),
+            default=len(pre),
+        )
         for road_type, pattern in self._road_cues:
             # A junction named as somewhere else ("a left turn at the next intersection", "backed up from a
             # signalized intersection approximately 100 m to the east") is not the crash's place.
@@ -585,18 +612,16 @@ class OfflineCrashExtractor:
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
-            here = [m for m in here if not _FROM_THE_CRASH.search(pre, _sentence_start(pre, m.start()), m.start())]
-            placed = [m for m in pattern.finditer(pre) if any(a <= m.start() < b for a, b in away)]
-            if placed:
+            if away:
                 here = [
                     m
                     for m in here
                     if not any(a <= m.start() < b for a, b in away)
-                    and (m.start() < placed[0].start() or not _DEFINITE.search(pre, max(0, m.start() - 30), m.start()))
+                    and (m.start() < first_away or not _DEFINITE.search(pre, max(0, m.start() - 30), m.start()))
                 ]
-            if here or (road_type == "T-intersection" and _ends_in_a_t(pre)):
+            if here or (road_type == "T-intersection" and _ends_in_a_t(here_only)):
                 return road_type
-            if road_type == "Merge" and _ONTO_RAMP.search(pre):
+            if road_type == "Merge" and _ONTO_RAMP.search(here_only):
                 return road_type
         return "Straight"
 
