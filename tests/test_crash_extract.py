@@ -1194,6 +1194,19 @@ def test_a_junction_the_crash_is_away_from_gives_no_junction_road_type(
     assert s.road_network.road_type == expected
 
 
+def test_a_lane_count_before_a_bracketed_lane_list_is_that_list_s_total(extractor: OfflineCrashExtractor) -> None:
+    """ "it has four lanes (two southbound lanes, a northbound left-turn lane and one northbound lane)": the count
+    before the brackets is the total of the list inside them, not one of its items."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Honda Civic, was traveling south on Park Road toward its four-leg intersection with "
+        "Lake Street. At the intersection Park Road has four lanes (two southbound lanes, a northbound left-turn lane "
+        "and one northbound lane). Lake Street is a two-lane, two-way street. It was daylight. The front of Vehicle "
+        "two (V2), a 2011 Ford Escape, struck the right side of V1.",
+    )
+    assert s.to_safe()["Road network"]["No_lanes"] == 4
+
+
 def test_a_main_road_counted_again_at_the_t_junction_has_that_many_lanes(extractor: OfflineCrashExtractor) -> None:
     """A main road described as two lanes, then counted again "at the junction" where a turn bay is added, has the
     junction's count."""

@@ -447,8 +447,9 @@ _SECTION_BREAK = re.compile(
     # (a lane "that becomes a dedicated left-turn lane" is the same lane again)
     rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side|becomes|became)\b"
     # "has three lanes: a westbound lane, a two-way left-turn lane and an eastbound lane": the count before a colon is
-    # the total of the list after it, not one of its items
-    r"|:",
+    # the total of the list after it, not one of its items; so is the count before a list in brackets ("has three lanes
+    # (one eastbound lane, a westbound left-turn lane and one westbound lane)")
+    r"|:|\(",
     re.IGNORECASE,
 )
 # A lane list that one direction's word governs from just before it: "Each of its approaches has a left-turn lane and
