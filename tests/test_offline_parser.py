@@ -1982,3 +1982,19 @@ def test_a_top_speed_is_a_speed_limit(parser: OntologyGroundedParser) -> None:
         rule("The top speed on most highways is sixty-five, but never drive faster than is safe.", region="california")
     )[0].mr
     assert "speed limit sign" in mr.manipulation.lower(), mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Wait for a person carrying a white cane to finish crossing before you turn.",
+        "Never sound your horn at someone who is blind and waiting at the corner.",
+    ],
+)
+def test_a_blind_person_on_foot_is_met_as_a_pedestrian(parser: OntologyGroundedParser, text: str) -> None:
+    """A white cane or blindness marks a pedestrian: the MR adds one (as the development rule on blind pedestrians'
+    references do), not the narrower guide dog user, which a guide dog still names."""
+    mr = parser.parse(rule(text, region="california"))[0].mr
+    assert "pedestrian" in mr.manipulation, mr
+    dog = parser.parse(rule("Give a guide dog and its handler plenty of room.", region="california"))[0].mr
+    assert "guide dog" in dog.manipulation.lower(), dog
