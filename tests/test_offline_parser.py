@@ -1998,3 +1998,17 @@ def test_a_blind_person_on_foot_is_met_as_a_pedestrian(parser: OntologyGroundedP
     assert "pedestrian" in mr.manipulation, mr
     dog = parser.parse(rule("Give a guide dog and its handler plenty of room.", region="california"))[0].mr
     assert "guide dog" in dog.manipulation.lower(), dog
+
+
+def test_the_tracks_are_a_railroad_crossing_unless_a_street_rail_vehicle_runs_on_them(
+    parser: OntologyGroundedParser,
+) -> None:
+    """ "the tracks" of a US handbook are a railroad crossing's; a streetcar's tracks run in the street."""
+    rail = parser.parse(
+        rule("Do not stop on the tracks; make sure the traffic ahead has room before you cross.", "california")
+    )[0].mr
+    assert rail.road_type == "railroad crossings", rail
+    street = parser.parse(
+        rule("Never turn left in front of a streetcar, and look both ways before you cross the tracks.", "california")
+    )[0].mr
+    assert street.road_type != "railroad crossings", street

@@ -676,6 +676,10 @@ class OntologyGroundedParser:
             manipulation.normalised in model.animals or _MOTOR_WORDS & set(manipulation.tokens)
         ):
             specific = [m for m in specific if not _names_crossing(m)]
+        # The tracks of a streetcar, tram or light rail vehicle the rule names run in the street ("look for one before
+        # you cross the tracks"): they are no railroad crossing.
+        if any(_runs_in_the_street(m) for m in analysis.manipulations if m.term.normalised == "rail vehicle"):
+            specific = [m for m in specific if tokens(m.surface)[-1:] != ("track",)]
         # A turning lane's turns are what the lane is for ("a center lane reserved for left turns and U-turns"): they
         # name no junction.
         if manipulation is not None and {"lane", "turn"} <= set(manipulation.tokens):
