@@ -2005,10 +2005,24 @@ def test_the_tracks_are_a_railroad_crossing_unless_a_street_rail_vehicle_runs_on
 ) -> None:
     """ "the tracks" of a US handbook are a railroad crossing's; a streetcar's tracks run in the street."""
     rail = parser.parse(
-        rule("Do not stop on the tracks; make sure the traffic ahead has room before you cross.", "california")
+        rule("Do not stop on the tracks; make sure the traffic ahead has room before you cross.", region="california")
     )[0].mr
     assert rail.road_type == "railroad crossings", rail
     street = parser.parse(
-        rule("Never turn left in front of a streetcar, and look both ways before you cross the tracks.", "california")
+        rule(
+            "Never turn left in front of a streetcar, and look both ways before you cross the tracks.",
+            region="california",
+        )
     )[0].mr
     assert street.road_type != "railroad crossings", street
+
+
+def test_a_car_behind_another_road_user_is_not_behind_the_ego(parser: OntologyGroundedParser) -> None:
+    """ "a car behind a scooter" is behind the scooter (the ego following it): the MR is about the road user ahead,
+    not a vehicle behind the ego; "a car behind you" still is one."""
+    mr = parser.parse(
+        rule("Following a motorcycle: picture of a car behind a motorcycle. Keep a long gap.", region="california")
+    )[0].mr
+    assert "motorcyclist" in mr.manipulation.lower(), mr
+    behind = parser.parse(rule("If a car behind you is following too closely, let it pass.", region="california"))[0].mr
+    assert "behind" in behind.manipulation, behind

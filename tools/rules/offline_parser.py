@@ -276,6 +276,8 @@ class OntologyGroundedParser:
         ]
         # What "your" owns is the ego's ("turn on your emergency flashers", "check your mirrors"), not a manipulation.
         manip = [m for m in manip if not (m.start > 0 and toks[m.start - 1].word == "your")]
+        # "a car behind a motorcycle" is behind that road user, not behind the ego.
+        manip = [m for m in manip if not _behind_another(m, toks)]
         manip += self._colour_mentions(model, toks, masked)
         manip += self._elided_mentions(model, toks, manip)
         manip = [self._blinking(model, m, toks) for m in manip]
@@ -1274,6 +1276,17 @@ _SIGNAL_PLACE_WORDS = frozenset({"line", "barrier", "gate"}) | _LIGHT_WORDS
 # Words that make flashing lights a traffic signal's ("a flashing red traffic signal"), not a vehicle's own.
 _TRAFFIC_SIGNAL_WORDS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
+
+
+def _behind_another(m: Mention, toks: list[Token]) -> bool:
+    """A "vehicle behind" named as behind another road user or thing ("a car behind a motorcycle"), in one clause."""
+    return (
+        m.term.normalised == "vehicle behind"
+        and toks[m.end - 1].word == "behind"
+        and m.end < len(toks)
+        and toks[m.end].clause == toks[m.end - 1].clause
+        and toks[m.end].word in {"a", "an", "the", "another", "that", "this"}
+    )
 
 
 def _runs_in_the_street(m: Mention) -> bool:
