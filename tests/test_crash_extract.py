@@ -1207,6 +1207,21 @@ def test_a_lane_count_before_a_bracketed_lane_list_is_that_list_s_total(extracto
     assert s.to_safe()["Road network"]["No_lanes"] == 4
 
 
+def test_the_road_that_ends_at_a_t_can_be_named_by_its_ways(extractor: OfflineCrashExtractor) -> None:
+    """ "The two-way road ended at the one-way avenue": the branch is the two-way road, though the one-way avenue was
+    described last before the sentence."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2013 Ford Focus, was traveling east on a two-lane, two-way road toward a T-intersection "
+        "with a four-lane, one-way northbound avenue. The two-way road ended at the one-way avenue at a stop sign. "
+        "Vehicle two (V2), a 2016 Toyota RAV4, was traveling north on the avenue. It was daylight. The front of V2 "
+        "struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == (4, 1)
+    assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (2, 2)
+
+
 def test_a_main_road_counted_again_at_the_t_junction_has_that_many_lanes(extractor: OfflineCrashExtractor) -> None:
     """A main road described as two lanes, then counted again "at the junction" where a turn bay is added, has the
     junction's count."""

@@ -776,12 +776,26 @@ class OfflineCrashExtractor:
             notes.append("the narrative gives no lane count; the template's default is used")
         return RoadNetwork(**net)
 
-    @staticmethod
-    def _ending_road(text: str, roads: list[_Road]) -> _Road | None:
+    def _ending_road(self, text: str, roads: list[_Road]) -> _Road | None:
         """The described road that ends at another one: the nearest before the first "... ends at" (in its sentence)."""
         m = _ROAD_ENDS.search(text) or _END_AT.search(text)
         if not m or _EXIT_RAMP.search(m.group(0)):  # an exit ramp that ends is the branch the caller adds
             return None
+        # "The two-way street ended at the one-way street": the road its count or ways name, where one road has them
+        subject = _COUNT.search(text, max(_sentence_start(text, m.start()), m.start() - 30), m.start())
+        if subject is not None:
+            ways, lanes = subject.group("ways"), subject.group("lanes")
+
+            def fits(r: _Road) -> bool:
+                if ways:
+                    return r.ways == (1 if ways.lower() in ("one", "1") else 2)
+                return r.lanes is not None and r.lanes == self._count(lanes)
+
+            named = [r for r in roads if fits(r)]
+            others = [r for r in roads if not fits(r) and (r.ways if ways else r.lanes) is not None]
+            if named and others:
+                # the road where it was first described with that count (later mentions repeat it)
+                return named[0]
         before = [r for r in roads if m.start() - 200 <= r.at <= m.start()]
         return before[-1] if before else None
 
