@@ -2026,3 +2026,29 @@ def test_a_car_behind_another_road_user_is_not_behind_the_ego(parser: OntologyGr
     assert "motorcyclist" in mr.manipulation.lower(), mr
     behind = parser.parse(rule("If a car behind you is following too closely, let it pass.", region="california"))[0].mr
     assert "behind" in behind.manipulation, behind
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Yield to pedestrains waiting at the corner.", "pedestrian"),
+        ("Give a bicylist at least three feet when you pass.", "bicyclist"),
+    ],
+)
+def test_a_misspelt_word_one_edit_from_a_lexicon_word_is_read_as_that_word(
+    parser: OntologyGroundedParser, text: str, expected: str
+) -> None:
+    """Scraped rules hold typos (the development rules have "vehicl" and "assistancs"): a word one edit away from
+    exactly one lexicon word, and no common English word itself, is read as that word."""
+    mr = parser.parse(rule(text, region="california"))[0].mr
+    assert expected in mr.manipulation, mr
+
+
+def test_the_speller_leaves_real_words_and_short_words_alone() -> None:
+    """ "pausing" is one letter from "passing" but is a word; "lane" is too short to mend; an unknown word two edits
+    from everything stays as written."""
+    from tools.rules.lexicon import Speller, english_words, tokenize_rule
+
+    speller = Speller(["passing", "pedestrian", "lane"], english_words())
+    words = [t.word for t in speller.fix(tokenize_rule("pausing near a lnae, then pedestrains and zzqqxxw"))]
+    assert words == ["pausing", "near", "a", "lnae", "then", "pedestrian", "and", "zzqqxxw"]

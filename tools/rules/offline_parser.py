@@ -26,7 +26,17 @@ from functools import cached_property
 
 from tools.common.similarity import Embedder, LabelIndex
 from tools.common.text import normalise_phrase, tokens
-from tools.rules.lexicon import Lexicon, Match, Pattern, PhraseMatcher, Token, load_lexicon, tokenize_rule
+from tools.rules.lexicon import (
+    Lexicon,
+    Match,
+    Pattern,
+    PhraseMatcher,
+    Speller,
+    Token,
+    english_words,
+    load_lexicon,
+    tokenize_rule,
+)
 from tools.rules.models import MRCandidate, MRFields, TrafficRule
 from tools.rules.ontology import Ontology, Term, Vocabulary
 
@@ -157,6 +167,15 @@ class _RegionModel:
             ),
             max_gap=1,
         )
+        # Misspelt words of a rule ("pedestrains") are mended into the words the matchers look for.
+        self.speller = Speller(
+            (
+                w
+                for matcher in (self.manipulation_matcher, self.road_matcher, self.cue_matcher)
+                for w in matcher.words()
+            ),
+            english_words(),
+        )
         self.implied_matcher = PhraseMatcher(
             Pattern(tokens(p), target, "implied")
             for target, phrases in lexicon.implied_manipulations.items()
@@ -265,7 +284,7 @@ class OntologyGroundedParser:
     def analyse(self, rule: TrafficRule) -> RuleAnalysis:
         """Find every term, place and behaviour cue in one rule (no embeddings)."""
         model = self.region_model(rule.region)
-        toks = tokenize_rule(rule.text)
+        toks = model.speller.fix(tokenize_rule(rule.text))
         # Words that name no term where they stand ("blind spot", "turn signal") hide from every matcher; the
         # ego's own words ("your vehicle") hide from the manipulations.
         plain = frozenset(i for m in model.not_term_matcher.find(toks) for i in range(m.start, m.end))
