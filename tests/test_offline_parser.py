@@ -635,7 +635,7 @@ def test_things_said_not_to_be_there_in_coordination_and_as_places(
     """'there are no STOP or YIELD signs' rules out both signs; 'even if they are not in a crosswalk' names no
     crosswalk as the place."""
     a = parser.analyse(
-        rule("Where there are no STOP or YIELD signs, yield to the vehicles on the through road.", "california")
+        rule("Where there are no STOP or YIELD signs, yield to the vehicles on the through road.", region="california")
     )
     out = {m.term.normalised: m.ruled_out for m in a.manipulations}
     assert out["stop sign"] and out["yield sign"], out
@@ -681,7 +681,7 @@ def test_driveways_pulling_over_and_prohibited_u_turns(
 
 def test_what_a_rule_is_compared_with_is_an_aside(parser: OntologyGroundedParser) -> None:
     """'Obey a flagger as you would a traffic signal': the signal is what the flagger is compared with."""
-    a = parser.analyse(rule("Obey a flagger's directions as you would a traffic signal.", "california"))
+    a = parser.analyse(rule("Obey a flagger's directions as you would a traffic signal.", region="california"))
     asides = {m.term.normalised for m in a.manipulations + a.road_types if m.aside}
     assert "flaggers (in construction zones)" not in asides and asides, asides
 
@@ -767,7 +767,7 @@ def test_a_road_user_goes_where_the_rule_puts_it(parser: OntologyGroundedParser,
 
 def test_waiting_before_you_proceed_is_slowing_down(parser: OntologyGroundedParser) -> None:
     a = parser.analyse(
-        rule("Allow the crossing guard and children to cross the street before you proceed.", "california")
+        rule("Allow the crossing guard and children to cross the street before you proceed.", region="california")
     )
     assert max(a.behavior_scores, key=a.behavior_scores.__getitem__) == "slow down", a.behavior_scores
 
@@ -803,7 +803,7 @@ def test_a_blind_intersection_is_no_blind_person_and_no_corner_with_a_sign_is_no
 ) -> None:
     a = parser.analyse(
         rule("Blind Intersections\nAn intersection is blind if no corner has a STOP sign and you cannot see 100 feet "
-             "to either side. Slow down.", "california")
+             "to either side. Slow down.", region="california")
     )  # fmt: skip
     assert all(m.absent for m in a.manipulations if m.term.normalised == "stop sign"), a.manipulations
     assert not any("blind" in m.term.normalised or "guide dog" in m.term.normalised for m in a.manipulations)
@@ -830,11 +830,15 @@ def test_no_junction_from_an_exception_a_swerve_or_others_crossing(
 def test_a_signal_that_turns_green_yellow_lane_lines_and_a_held_sign(parser: OntologyGroundedParser) -> None:
     """'go when it turns green' makes no turn at a junction; 'Yellow Lane Lines' are markings, not a yellow light;
     the STOP sign a crossing guard 'holds up' is the guard's."""
-    a = parser.analyse(rule("Stop at the ramp meter while it shows red and go when it turns green.", "california"))
+    a = parser.analyse(
+        rule("Stop at the ramp meter while it shows red and go when it turns green.", region="california")
+    )
     assert not any(m.term.normalised == "intersection" for m in a.road_types), a.road_types
-    a = parser.analyse(rule("Yellow Lane Lines\nYellow lines divide traffic. Obey the signal lights.", "california"))
+    a = parser.analyse(
+        rule("Yellow Lane Lines\nYellow lines divide traffic. Obey the signal lights.", region="california")
+    )
     assert not any(m.term.normalised == "yellow light" for m in a.manipulations), a.manipulations
-    a = parser.analyse(rule("Stop for a crossing guard who holds up a STOP sign.", "california"))
+    a = parser.analyse(rule("Stop for a crossing guard who holds up a STOP sign.", region="california"))
     assert all(m.aside for m in a.manipulations if m.term.normalised == "stop sign"), a.manipulations
 
 
@@ -927,7 +931,7 @@ def test_a_cross_street_is_no_crossing_and_a_named_crosswalk_keeps_its_place(
 ) -> None:
     """ "closest to the cross street" holds no "to cross" (its last word opens the longer "cross street"); a rule
     that names a crosswalk keeps it though it also mentions schools."""
-    a = parser.analyse(rule("Stop at the point closest to the cross street where you can see.", "california"))
+    a = parser.analyse(rule("Stop at the point closest to the cross street where you can see.", region="california"))
     assert not any(m.term.normalised == "crosswalk" for m in a.road_types), a.road_types
     mr = best(
         parser,
@@ -984,7 +988,7 @@ def test_a_place_used_only_if_another_is_missing_and_a_signal_gone_completely_da
         "california",
     )
     assert mr is not None and mr.road_type == "intersection", mr
-    a = parser.analyse(rule("In a power cut the traffic signal may go completely dark.", "california"))
+    a = parser.analyse(rule("In a power cut the traffic signal may go completely dark.", region="california"))
     assert not any("lighting" in m.term.normalised for m in a.manipulations), a.manipulations
 
 
@@ -1025,14 +1029,16 @@ def test_a_speed_stated_as_a_figure_is_slowing_down(
 
 def test_a_lane_reserved_for_others_keeps_the_ego_in_its_own(parser: OntologyGroundedParser) -> None:
     """ "reserved for" restricts a lane: the behaviour cue is keep current."""
-    a = parser.analyse(rule("The diamond lane is reserved for carpools with two or more people.", "california"))
+    a = parser.analyse(rule("The diamond lane is reserved for carpools with two or more people.", region="california"))
     scores = a.behavior_scores
     assert scores.get("keep current", 0.0) > scores.get("slow down", 0.0), scores
 
 
 def test_to_slow_traffic_is_a_verb(parser: OntologyGroundedParser) -> None:
     """ "weaves across the lanes to slow traffic" names no slow (heavy) traffic."""
-    a = parser.analyse(rule("The officer weaves across the lanes to slow traffic behind the crash.", "california"))
+    a = parser.analyse(
+        rule("The officer weaves across the lanes to slow traffic behind the crash.", region="california")
+    )
     assert not any(m.term.normalised == "heavy traffic" for m in a.manipulations), a.manipulations
 
 
@@ -1048,7 +1054,7 @@ def test_a_pedestrian_signal_is_no_kind_of_pedestrian(
 
 def test_a_bare_head_is_not_resolved_to_a_gapped_match(parser: OntologyGroundedParser) -> None:
     """A bare "truck" is not resolved to a later gapped match ("turning [tow] truck"), only to a whole phrase."""
-    a = parser.analyse(rule("Give a truck room. A turning tow truck swings wide.", "california"))
+    a = parser.analyse(rule("Give a truck room. A turning tow truck swings wide.", region="california"))
     bare = [m for m in a.manipulations if m.surface.lower() == "truck"]
     assert bare and all(m.term.normalised != "turning vehicle" for m in bare), a.manipulations
 
@@ -1185,7 +1191,9 @@ def test_fallbacks_without_there_is_a_stop_over_not_speeding_up_walkers_and_a_tu
 
 
 def test_lanes_of_traffic_are_no_line_of_traffic(parser: OntologyGroundedParser) -> None:
-    a = parser.analyse(rule("Broken white lines separate lanes of traffic moving in the same direction.", "california"))
+    a = parser.analyse(
+        rule("Broken white lines separate lanes of traffic moving in the same direction.", region="california")
+    )
     assert all(m.term.normalised != "heavy traffic" for m in a.manipulations)
 
 
@@ -1314,7 +1322,7 @@ def test_the_motor_vehicles_a_lane_is_for_are_no_rival_of_the_lane(
 def test_the_bicyclists_a_bike_lane_is_for_stay_its_subject(parser: OntologyGroundedParser) -> None:
     """Vulnerable road users a lane is for are who the ego watches out for: they stay."""
     a = parser.analyse(
-        rule("Bike lanes are reserved for bicyclists. Do not drive in a bike lane except to turn.", "california")
+        rule("Bike lanes are reserved for bicyclists. Do not drive in a bike lane except to turn.", region="california")
     )
     assert any(m.term.normalised == "bicyclist" and not m.aside for m in a.manipulations)
 
@@ -1352,7 +1360,7 @@ def test_a_place_said_to_lack_signals_is_still_the_place(
 
 def test_a_crossing_gate_is_at_a_railroad_crossing(parser: OntologyGroundedParser) -> None:
     """A crossing gate (arm) stands at a railroad crossing."""
-    a = parser.analyse(rule("Never drive around a crossing gate that is down or coming down.", "california"))
+    a = parser.analyse(rule("Never drive around a crossing gate that is down or coming down.", region="california"))
     assert [m.term.text for m in a.road_types] == ["railroad crossings"]
 
 
@@ -1371,7 +1379,7 @@ def test_a_region_sign_the_rule_opens_with_gives_way_to_the_core_term_inside_it(
 
 def test_a_bicycle_symbol_is_a_marking_not_a_bicycle(parser: OntologyGroundedParser) -> None:
     """A bicycle symbol painted on the road names no bicycle."""
-    a = parser.analyse(rule("A bicycle symbol with two chevrons marks where bicyclists may ride.", "california"))
+    a = parser.analyse(rule("A bicycle symbol with two chevrons marks where bicyclists may ride.", region="california"))
     assert "bicycle" not in {m.term.normalised for m in a.manipulations}
 
 
@@ -1473,7 +1481,9 @@ def test_weather_light_and_surface_rules_hold_on_any_road(
 
 def test_the_example_before_or_other_is_what_the_mr_adds(parser: OntologyGroundedParser) -> None:
     """ "a deer or other animal": the deer is the thing to add; "other animal" only says what else is covered."""
-    a = parser.analyse(rule("Slow down if a deer or other animal stands at the side of the highway.", "california"))
+    a = parser.analyse(
+        rule("Slow down if a deer or other animal stands at the side of the highway.", region="california")
+    )
     assert [m.term.normalised for m in parser._ranked_manipulations(parser.region_model("california"), a)][:1] == [
         "deer"
     ]
