@@ -2082,3 +2082,19 @@ def test_a_region_surface_the_rule_opens_with_outranks_the_core_wet_road_of_its_
         rule("Slippery Roads\nRain or snow can make the pavement slick, so drive slower.", region="california")
     )[0].mr
     assert "slippery" not in slippery.manipulation.lower(), slippery
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Keep an eye out for kids near parks and parked cars.",
+        "Look out for pedestrians stepping out between parked vehicles.",
+    ],
+)
+def test_parked_cars_a_road_user_comes_from_are_a_hiding_place_not_the_subject(
+    parser: OntologyGroundedParser, text: str
+) -> None:
+    """Parked cars named as where a child or a pedestrian comes from are where they hide: the MR adds the road user,
+    not a stopped vehicle."""
+    mr = parser.parse(rule(text, region="california"))[0].mr
+    assert "stopped" not in mr.manipulation and "parked" not in mr.manipulation, mr

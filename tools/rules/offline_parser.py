@@ -337,6 +337,7 @@ class OntologyGroundedParser:
                 or _kind_after_example(mention, manip, toks)
                 or _changed_from(mention, manip, toks)
                 or _marks_a_lane(mention, manip, toks)
+                or _hiding_place(mention, manip, toks)
             ):
                 mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
@@ -1380,6 +1381,20 @@ _FOR_USERS = tuple(
 )
 # Road users a driver watches out for, whatever lane they have: no lane's mere users.
 _VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "person", "micro-vehicle", "passenger"})
+
+
+_AMONG = frozenset({"between", "near", "behind", "around", "among", "past"})
+
+
+def _hiding_place(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
+    """Parked cars named as where a vulnerable road user comes from or is ("children may run out from between parked
+    cars", "watch for children near playgrounds and parked cars"): the place they hide, not the rule's subject."""
+    if m.term.normalised != "stopped vehicle" or "parked" not in {t.word for t in toks[m.start : m.end]}:
+        return False
+    before = {t.word for t in toks[max(0, m.start - 4) : m.start] if t.clause == toks[m.start].clause}
+    return bool(before & _AMONG) and any(
+        o is not m and o.term.is_core and _VULNERABLE_WORDS & set(o.term.tokens) and not o.ruled_out for o in mentions
+    )
 
 
 def _lane_users(mentions: list[Mention], toks: list[Token]) -> list[Mention]:
