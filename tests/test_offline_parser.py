@@ -2064,26 +2064,6 @@ def test_the_speller_leaves_real_words_and_short_words_alone() -> None:
     assert words == ["pausing", "near", "a", "lnae", "then", "pedestrian", "and", "zzqqxxw"]
 
 
-def test_a_region_surface_the_rule_opens_with_outranks_the_core_wet_road_of_its_body(
-    parser: OntologyGroundedParser,
-) -> None:
-    """A rule headed "Flooded Roads" whose body speaks of water on the road is about the flooded road (the core wet
-    road is what the heading makes specific); a heading whose body names core weather as its causes keeps that
-    weather."""
-    flood = parser.parse(
-        rule(
-            "Flooded Roads\nWater over the pavement can be deeper than it looks. If you must cross standing water, "
-            "creep through it and dry your brakes afterwards.",
-            region="california",
-        )
-    )[0].mr
-    assert "flooded" in flood.manipulation.lower(), flood
-    slippery = parser.parse(
-        rule("Slippery Roads\nRain or snow can make the pavement slick, so drive slower.", region="california")
-    )[0].mr
-    assert "slippery" not in slippery.manipulation.lower(), slippery
-
-
 @pytest.mark.parametrize(
     "text",
     [

@@ -616,22 +616,7 @@ class OntologyGroundedParser:
         subject = (
             lead.term.normalised
             if lead is not None
-            and (
-                lead.term.category == "traffic_infrastructure"
-                # a region's weather or surface that the rule opens with ("Flooded Roads\nDo not drive through standing
-                # water") is its subject over the core terms of its body that it makes specific (the wet road: both
-                # are roads); core weather named as its causes ("Slippery Roads\nRain, snow, or mud can make ...")
-                # stays first
-                or (
-                    lead.term.category == "environment"
-                    and not lead.term.is_core
-                    and all(
-                        set(m.term.tokens) & set(lead.term.tokens)
-                        for m in analysis.manipulations
-                        if m.term.is_core and m.term.category == "environment" and not (m.ruled_out or m.aside)
-                    )
-                )
-            )
+            and lead.term.category == "traffic_infrastructure"
             and not road_user
             and not named_by_core
             else None
