@@ -1222,6 +1222,18 @@ def test_the_road_that_ends_at_a_t_can_be_named_by_its_ways(extractor: OfflineCr
     assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == (2, 2)
 
 
+def test_a_road_that_begins_at_one_side_of_another_makes_a_t(extractor: OfflineCrashExtractor) -> None:
+    """ "Mill Lane begins at the north side of Route 4": a road that starts on one side of another meets it in a T."""
+    s = extract(
+        extractor,
+        "Route 4 is a two-lane, two-way highway. Mill Lane, a two-lane, two-way road, begins at the north side of "
+        "Route 4 and runs north. Vehicle one (V1), a 2012 Honda Civic, was eastbound on Route 4. Vehicle two (V2), a "
+        "2015 Ford F-150 pickup, pulled out of Mill Lane to turn east. It was daylight. The front of V1 struck the "
+        "left side of V2.",
+    )
+    assert s.road_network.road_type == "T-intersection"
+
+
 def test_a_main_road_counted_again_at_the_t_junction_has_that_many_lanes(extractor: OfflineCrashExtractor) -> None:
     """A main road described as two lanes, then counted again "at the junction" where a turn bay is added, has the
     junction's count."""

@@ -155,6 +155,9 @@ _END_AT = re.compile(
 _ONE_SIDED = re.compile(
     r"\b(?:from|on)\s+the\s+(?:north|south|east|west)\s+(?:side\s+)?only\b"
     r"|\bno\s+(?:north|south|east|west)\s+leg\b"
+    # "Commerce Drive begins at the south side of Highway 12": a road that starts on one side of another
+    r"|\b(?:begins|began|starts|started|originates|originated)\s+at\s+the\s+(?:north|south|east|west)(?:ern)?\s+"
+    r"(?:side|edge)\s+of\b"
     # "Elm Street is a two-lane street; it does not continue west of Main Street"
     r"|\b(?:does|did)\s+not\s+continue\s+(?:(?:north|south|east|west)(?:ward)?|past|beyond|across)\b"
     # "no street continues", "no street or driveway opposite", "There is no street on the north side of the junction"
