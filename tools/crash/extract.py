@@ -238,7 +238,7 @@ _FROM_THE_CRASH = re.compile(
 # its junction with S.R. 14") is not there: the place runs on to the end of its clause.
 _PLACED = re.compile(r"\b(?:crash|collision|impact|V\d+)\b", re.IGNORECASE)
 _EXTENT = re.compile(r"\b(?:for|over)\s+(?:\w+\s+)?$", re.IGNORECASE)
-_CLAUSE_END = re.compile(r"[,;]|(?<=[a-z0-9)\]])\s*\.\s+(?=[A-Z(])")
+_CLAUSE_END = re.compile(r"[,;]|" + _SENTENCE.pattern)  # a clause ends at a comma, a semicolon or its sentence's end
 # A junction named again with a definite word ("the intersection", "that junction", "its intersection") after the
 # crash was placed away from one is the same junction.
 _DEFINITE = re.compile(r"\b(?:the|that|this|its)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
@@ -592,6 +592,11 @@ class OfflineCrashExtractor:
 
     def _road_type(self, pre: str) -> str:
         away = _placed_away(pre)
+        cues = [(road_type, list(pattern.finditer(pre))) for road_type, pattern in self._road_cues]
+
+        def placed_away(m: re.Match[str]) -> bool:
+            return any(a <= m.start() < b for a, b in away)
+
         # the narrative without the places the crash is away from ("approximately 150 m east of a T-intersection where
         # a side street ends at the arterial"), for the cues read from whole clauses
         here_only = pre
@@ -600,19 +605,13 @@ class OfflineCrashExtractor:
         # where the first junction the crash is away from is named ("150 m east of a T-intersection"): a junction
         # named again after it with a definite word ("that intersection") is that one
         first_away = min(
-            (
-                m.start()
-                for road_type, pattern in self._road_cues
-                if road_type in _JUNCTIONS
-                for m in pattern.finditer(pre)
-                if any(a <= m.start() < b for a, b in away)
-            ),
+            (m.start() for road_type, matches in cues if road_type in _JUNCTIONS for m in matches if placed_away(m)),
             default=len(pre),
         )
-        for road_type, pattern in self._road_cues:
+        for road_type, matches in cues:
             # A junction named as somewhere else ("a left turn at the next intersection", "backed up from a
             # signalized intersection approximately 100 m to the east") is not the crash's place.
-            here = [m for m in pattern.finditer(pre) if not _ELSEWHERE.match(pre, m.end())]
+            here = [m for m in matches if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
@@ -620,7 +619,7 @@ class OfflineCrashExtractor:
                 here = [
                     m
                     for m in here
-                    if not any(a <= m.start() < b for a, b in away)
+                    if not placed_away(m)
                     and (m.start() < first_away or not _DEFINITE.search(pre, max(0, m.start() - 30), m.start()))
                 ]
             if here or (road_type == "T-intersection" and _ends_in_a_t(here_only)):
