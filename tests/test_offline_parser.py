@@ -1657,18 +1657,29 @@ def test_a_car_door_is_no_vehicle(parser: OntologyGroundedParser) -> None:
     assert "bicyclist" in mr.manipulation, mr
 
 
-def test_a_motor_vehicle_said_to_turn_is_a_turning_vehicle(
-    parser: OntologyGroundedParser, validator: OfflineValidator
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the truck's own clause says it turns
+        (
+            "When a delivery truck in front of you is turning right, do not squeeze in between it and the curb.",
+            "a turning vehicle",
+        ),
+        # the one in front is said to have stopped there
+        (
+            "Wait behind it whenever the vehicle ahead has stopped at a crosswalk; someone may be walking in front of "
+            "it.",
+            "a stopped vehicle",
+        ),
+    ],
+)
+def test_a_vehicle_whose_own_clause_says_what_it_does_is_that_kind(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
 ) -> None:
-    """ "a delivery truck in front of you is turning right": the truck's own clause says it turns, so the MR adds a
-    turning vehicle, and the validator counts it as named."""
-    mr = best(
-        parser,
-        validator,
-        "When a delivery truck in front of you is turning right, do not squeeze in between it and the curb.",
-        "california",
-    )
-    assert mr is not None and mr.manipulation == "a turning vehicle", mr
+    """ "a delivery truck in front of you is turning right" adds a turning vehicle, "whenever the vehicle ahead has
+    stopped at a crosswalk" a stopped vehicle; the validator counts each as named."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == expected, mr
 
 
 def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedParser) -> None:
@@ -1928,19 +1939,6 @@ def test_a_turn_the_driver_makes_is_not_the_other_vehicles(
     are the ones it lets pass, not turning vehicles."""
     mr = best(parser, validator, "Give way to approaching cars when you turn left across their path.", "california")
     assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
-
-
-def test_the_car_ahead_said_to_have_stopped_is_a_stopped_vehicle(
-    parser: OntologyGroundedParser, validator: OfflineValidator
-) -> None:
-    """ "whenever the vehicle ahead has stopped at a crosswalk": the one in front is a stopped vehicle there."""
-    mr = best(
-        parser,
-        validator,
-        "Wait behind it whenever the vehicle ahead has stopped at a crosswalk; someone may be walking in front of it.",
-        "california",
-    )
-    assert mr is not None and mr.manipulation == "a stopped vehicle", mr
 
 
 def test_what_the_subject_is_likened_to_is_an_aside(parser: OntologyGroundedParser) -> None:
