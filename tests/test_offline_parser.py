@@ -2076,3 +2076,18 @@ def test_parked_cars_a_road_user_comes_from_are_a_hiding_place_not_the_subject(
     not a stopped vehicle."""
     mr = parser.parse(rule(text, region="california"))[0].mr
     assert "stopped" not in mr.manipulation and "parked" not in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When you turn at a corner, let the people in the crosswalk get all the way across first.",
+        "Look twice before a right turn on red: someone crossing from your right may be hard to see.",
+    ],
+)
+def test_people_in_the_crosswalk_and_someone_crossing_are_pedestrians(
+    parser: OntologyGroundedParser, text: str
+) -> None:
+    """Handbooks name pedestrians by what they do ("people in the crosswalk", "someone crossing"), not by the word."""
+    analysis = parser.analyse(rule(text, region="california"))
+    assert "pedestrian" in {m.term.normalised for m in analysis.manipulations if not m.ruled_out}
