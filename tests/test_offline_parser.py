@@ -2091,3 +2091,27 @@ def test_people_in_the_crosswalk_and_someone_crossing_are_pedestrians(
     """Handbooks name pedestrians by what they do ("people in the crosswalk", "someone crossing"), not by the word."""
     analysis = parser.analyse(rule(text, region="california"))
     assert "pedestrian" in {m.term.normalised for m in analysis.manipulations if not m.ruled_out}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When a trolley halts in the street to let people on or off, wait behind it until everyone is on the sidewalk.",
+        "A city bus that stops in your lane to pick up or drop off riders may have people walking around it.",
+    ],
+)
+def test_a_bus_or_streetcar_stopping_for_riders_is_named_for_its_passengers(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """The riders getting on or off are whom the ego waits for: the MR adds the passengers at the stop."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and (mr.road_type, mr.manipulation) == ("bus stopping", "a passenger"), mr
+
+
+def test_a_school_bus_loading_children_stays_the_school_bus(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A school bus stopping to load or unload children is still the rule's subject (its lights and stop arm)."""
+    text = "Stop for a school bus that has stopped to load or unload children and is flashing red lights."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and ("school bus" in mr.manipulation or "flashing red" in mr.manipulation), mr

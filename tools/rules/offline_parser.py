@@ -630,6 +630,11 @@ class OntologyGroundedParser:
             return env_core if m.term.category == "environment" else thing_core
 
         ranked.sort(key=lambda m: (m.ruled_out, m.aside, demoted(m)))
+        # A bus or streetcar stopping "to let people on or off" is named for its riders: they are whom the ego waits
+        # for, so the MR adds the passengers. (A school bus stays the subject: its lights and stop arm rule.)
+        riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
+        if ranked and riders is not None and ranked[0].term.normalised in _TRANSIT:
+            ranked = [riders, *(m for m in ranked if m is not riders)]
         if ranked:
             return ranked
         implied: list[Mention] = []
@@ -1296,6 +1301,8 @@ _SIGNAL_PLACE_WORDS = frozenset({"line", "barrier", "gate"}) | _LIGHT_WORDS
 # Words that make flashing lights a traffic signal's ("a flashing red traffic signal"), not a vehicle's own.
 _TRAFFIC_SIGNAL_WORDS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
+# Public transport that stops for riders (bus stopping).
+_TRANSIT = frozenset({"rail vehicle", "public transport bus", "line bus"})
 
 
 def _behind_another(m: Mention, toks: list[Token]) -> bool:
