@@ -2115,3 +2115,10 @@ def test_a_school_bus_loading_children_stays_the_school_bus(
     text = "Stop for a school bus that has stopped to load or unload children and is flashing red lights."
     mr = best(parser, validator, text, "california")
     assert mr is not None and ("school bus" in mr.manipulation or "flashing red" in mr.manipulation), mr
+
+
+def test_a_bus_said_to_turn_is_a_turning_vehicle(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """A bus whose own clause tells of its turn is added as a turning vehicle, as a truck or car would be."""
+    text = "A bus making a left turn needs extra room, so wait for it to clear the intersection before you go."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a turning vehicle", mr

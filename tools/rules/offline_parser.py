@@ -48,6 +48,8 @@ _ANY_ROADS = "any roads"
 _MOTOR_VEHICLE = "motor vehicle"
 # The vehicles whose kind their own clause can say: a motor vehicle, or the one in front ("the car ahead has stopped").
 _SAID_VEHICLES = frozenset({_MOTOR_VEHICLE, "driver in front"})
+# Vehicles whose turn, when their own clause tells of it, makes them a turning vehicle (a bus that stops is at its stop).
+_TURNING_KINDS = _SAID_VEHICLES | {"public transport bus"}
 _LIGHTING = re.compile(r"light|dark|glare|night|dusk|dawn")
 _SURFACE = re.compile(r"road|ice|mud|gravel|pothole|slippery|flood")
 
@@ -550,7 +552,12 @@ class OntologyGroundedParser:
                 ranked[0] = dataclasses.replace(top, term=kind.term, via="specialised")
                 ranked = [ranked[0], *(m for m in ranked[1:] if m.term != kind.term)]
         said = self.said_vehicle(model, analysis)
-        if ranked and said is not None and ranked[0].term.normalised in _SAID_VEHICLES:
+        if (
+            ranked
+            and said is not None
+            and ranked[0].term.normalised
+            in (_TURNING_KINDS if said.normalised == "turning vehicle" else _SAID_VEHICLES)
+        ):
             ranked[0] = dataclasses.replace(ranked[0], term=said, via="specialised")
             ranked = [ranked[0], *(m for m in ranked[1:] if m.term != said)]
         if ranked and ranked[0].term.normalised in model.specialised:
@@ -651,10 +658,11 @@ class OntologyGroundedParser:
         of you is turning right", "trucks swing wide to make turns") or a stopped vehicle ("if the car in the next
         lane has stopped"), else None."""
         for m in analysis.manipulations:
-            if m.term.normalised not in _SAID_VEHICLES or m.ruled_out:
+            if m.term.normalised not in _TURNING_KINDS or m.ruled_out:
                 continue
             kind = "turning vehicle" if _said_to_turn(m, analysis.tokens) else None
-            kind = kind or ("stopped vehicle" if _said_to_have_stopped(m, analysis.tokens) else None)
+            if m.term.normalised in _SAID_VEHICLES:
+                kind = kind or ("stopped vehicle" if _said_to_have_stopped(m, analysis.tokens) else None)
             if kind is not None:
                 return model.vocabulary.lookup("manipulation", kind)
         return None
