@@ -2122,3 +2122,13 @@ def test_a_bus_said_to_turn_is_a_turning_vehicle(parser: OntologyGroundedParser,
     text = "A bus making a left turn needs extra room, so wait for it to clear the intersection before you go."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a turning vehicle", mr
+
+
+def test_another_vehicle_passing_you_is_the_vehicle_behind(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "another vehicle" alone may be oncoming; one that "is passing you" comes from behind."""
+    mr = best(
+        parser, validator, "Hold your speed steady while another vehicle is passing you on the left.", "california"
+    )
+    assert mr is not None and mr.manipulation == "a vehicle behind", mr
