@@ -2132,3 +2132,18 @@ def test_another_vehicle_passing_you_is_the_vehicle_behind(
         parser, validator, "Hold your speed steady while another vehicle is passing you on the left.", "california"
     )
     assert mr is not None and mr.manipulation == "a vehicle behind", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A person with a white cane who is standing at the curb has the right-of-way; wait for them.",
+        "If an elderly pedestrian is waiting at the corner, give them time to get across.",
+    ],
+)
+def test_a_person_on_foot_at_the_curb_or_corner_is_at_a_crossing(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """Where no place is named, a pedestrian at the curb or the corner is there to cross: the place is the crosswalk."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "crosswalk", mr

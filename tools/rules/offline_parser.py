@@ -767,6 +767,14 @@ class OntologyGroundedParser:
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
+        # A person on foot at the curb or the corner, where no place is named, is there to cross ("steps back from the
+        # curb", "waiting at the corner"): the place is the crossing, marked or not.
+        if (
+            manipulation is not None
+            and _ON_FOOT & set(manipulation.tokens)
+            and _CURB_WORDS & {t.word for t in analysis.tokens}
+        ):
+            return model.term("road_type", "crosswalk"), "a person on foot at the curb or corner"
         # A place of the rule's own that is a kind of road ("on motorways", "in tunnels") is where the rule applies,
         # whatever a stop sign or a red light would imply; the bare words for a road ("the road") name no place.
         named = [
@@ -1121,6 +1129,7 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
 
 _TURN_WORDS = frozenset({"turn", "turns", "turning", "u-turn", "u-turns"})
 _ON_FOOT = frozenset({"pedestrian", "person", "guide", "senior"})
+_CURB_WORDS = frozenset({"curb", "curbs", "kerb", "kerbs", "corner", "corners"})
 _ROUNDABOUT = frozenset({"roundabout", "roundabouts", "rotary", "circle"})
 
 
