@@ -569,6 +569,27 @@ def test_a_junction_elsewhere_snow_on_the_road_and_a_street_that_ends(extractor:
     assert s.road_network.road_type == "T-intersection"
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        "The only traffic signal on the street stands at an intersection, some 150 m to the west.",
+        "Streetlights were present only at the closest intersection to the north.",
+    ],
+)
+def test_a_junction_set_off_by_a_distance_or_called_the_nearest_is_elsewhere(
+    extractor: OfflineCrashExtractor, where: str
+) -> None:
+    """A junction followed by a comma and a distance ("at an intersection, some 150 m to the west"), or named as the
+    nearest or closest one, is somewhere other than the crash."""
+    text = (
+        "Vehicle one (V1), a 2011 Ford Focus, was traveling west on a two-lane, two-way road. "
+        + where
+        + " Vehicle two (V2), a 2015 Kia Soul, was traveling east. It was daylight. The front of V1 struck the front"
+        " of V2."
+    )
+    assert extract(extractor, text).road_network.road_type == "Straight"
+
+
 def test_an_intersection_takes_the_larger_roads_lanes_and_a_total_given_in_all(
     extractor: OfflineCrashExtractor,
 ) -> None:

@@ -212,13 +212,16 @@ def _ends_in_a_t(text: str) -> bool:
 _LANES_IN_ALL = re.compile(
     r"\b(?:(?P<n>\w+)\s+lanes\s+(?:in\s+all|in\s+total|total)|a\s+total\s+of\s+(?P<m>\w+)\s+lanes)\b", re.IGNORECASE
 )
-_ELSEWHERE = re.compile(r"\s*(?:located\s+)?(?:approximately\s+|about\s+)?\d+\s*(?:m|meters|metres|feet|ft)\b", re.I)
+_ELSEWHERE = re.compile(
+    r"\s*,?\s*(?:located\s+)?(?:approximately\s+|approx\.\s+|about\s+|some\s+)?\d+\s*(?:m|meters|metres|feet|ft)\b",
+    re.I,
+)
 # A junction said to be away or absent: "well away from any intersection", "there is no intersection nearby".
 _NOT_HERE = re.compile(
     r"\b(?:away\s+from|far\s+from|no|nowhere\s+near)\s+(?:any\s+|an?\s+|the\s+|nearby\s+)?(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
-_NEXT = re.compile(r"\b(?:next|upcoming|following)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_NEXT = re.compile(r"\b(?:next|upcoming|following|nearest|closest)\s+(?:\w+\s+)?$", re.IGNORECASE)
 # A distance and a side before a place: "about 90 m south of a signalized", "300 feet short of the", "250 m east of
 # the crash site".
 _DISTANCE_FROM = (
