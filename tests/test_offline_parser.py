@@ -2147,3 +2147,12 @@ def test_a_person_on_foot_at_the_curb_or_corner_is_at_a_crossing(
     """Where no place is named, a pedestrian at the curb or the corner is there to cross: the place is the crosswalk."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == "crosswalk", mr
+
+
+def test_a_sign_held_up_by_a_crossing_guard_is_the_guards(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "holding up a hand-held STOP sign": the sign a few words after the holding verb is still the guard's."""
+    text = "Near the school, a crossing guard holding up a small STOP sign tells you to stop until the children cross."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a crossing guard", mr

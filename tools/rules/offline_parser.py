@@ -489,7 +489,7 @@ class OntologyGroundedParser:
         # "a sign shaped like a triangle" describes the sign: that "like" gives no example.
         own = [w for i, w in enumerate(own) if not (w == "like" and i > 0 and own[i - 1] in {"shaped", "shape"})]
         # What a person holds ("a crossing guard holding a STOP sign", "a flagger holding a SLOW paddle") is theirs.
-        held = bool(set(own[-3:]) & _HOLDING)
+        held = bool(set(own[-4:]) & _HOLDING)
         if held or (_has_any(own, model.secondary) and not defining):
             score -= 1.5
             m.aside = True
