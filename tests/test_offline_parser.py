@@ -2153,6 +2153,6 @@ def test_a_sign_held_up_by_a_crossing_guard_is_the_guards(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:
     """ "holding up a hand-held STOP sign": the sign a few words after the holding verb is still the guard's."""
-    text = "Near the school, a crossing guard holding up a small STOP sign tells you to stop until the children cross."
+    text = "When a crossing guard is holding up a hand-held STOP sign, stay stopped until the children have crossed."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a crossing guard", mr
