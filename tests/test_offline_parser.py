@@ -2156,3 +2156,12 @@ def test_a_sign_held_up_by_a_crossing_guard_is_the_guards(
     text = "When a crossing guard is holding up a hand-held STOP sign, stay stopped until the children have crossed."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a crossing guard", mr
+
+
+def test_a_wrong_way_heading_names_the_wrong_way_sign(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A section headed "WRONG WAY" that then says "this red sign" is about the WRONG WAY sign."""
+    text = "WRONG WAY\nThis red sign tells you that you are driving against the flow of traffic. Turn around safely."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a wrong way sign", mr
