@@ -2165,3 +2165,10 @@ def test_a_wrong_way_heading_names_the_wrong_way_sign(
     text = "WRONG WAY\nThis red sign tells you that you are driving against the flow of traffic. Turn around safely."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a wrong way sign", mr
+
+
+def test_farm_animals_are_livestock_in_california(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """Cows, sheep and goats are the California list's livestock, not its general "Animals"."""
+    text = "On unfenced rural roads, cows and goats may wander onto the pavement; slow down when you see them."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "livestock", mr
