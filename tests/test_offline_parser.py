@@ -2172,3 +2172,12 @@ def test_farm_animals_are_livestock_in_california(parser: OntologyGroundedParser
     text = "On unfenced rural roads, cows and goats may wander onto the pavement; slow down when you see them."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "livestock", mr
+
+
+def test_not_stopping_inside_a_junction_keeps_the_ego_going(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Never stop inside an intersection ... keep going through": the ego carries on through the junction."""
+    text = "If a fire truck comes up behind you at a junction, never stop inside the intersection; keep going through."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.expected_behavior == "keep current", mr
