@@ -590,6 +590,20 @@ def test_a_junction_set_off_by_a_distance_or_called_the_nearest_is_elsewhere(
     assert extract(extractor, text).road_network.road_type == "Straight"
 
 
+def test_a_road_that_widens_at_the_intersection_has_the_widened_count(extractor: OfflineCrashExtractor) -> None:
+    """At an intersection the most lanes a bordering road has count: a four-lane road that widens to eight lanes on
+    its approaches is eight lanes (a left-turn lane and three through lanes in each direction), whatever its bracketed
+    list sums to."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2014 Honda Civic, was traveling north on a four-lane, two-way arterial approaching a "
+        "signalized intersection. Near the intersection the arterial widens to eight lanes (a left-turn lane and "
+        "three through lanes in each direction). Vehicle two (V2), a 2010 Ford Fusion, was traveling east on a two-lane, "
+        "two-way street. It was daylight. The front of V2 struck the right side of V1.",
+    )
+    assert (s.road_network.road_type, s.road_network.lanes) == ("Intersection", 8)
+
+
 def test_an_intersection_takes_the_larger_roads_lanes_and_a_total_given_in_all(
     extractor: OfflineCrashExtractor,
 ) -> None:

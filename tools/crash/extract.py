@@ -777,6 +777,15 @@ class OfflineCrashExtractor:
                 # roads bordering the intersection?" A two-lane road crossing a four-lane highway is four lanes.
                 net["lanes"] = max(r.lanes or 0 for r in main) or net["lanes"]
                 net["ways"] = max(r.ways or 0 for r in main) or net["ways"]
+            if road_type == "Intersection":
+                # "On the approaches to the intersection the road widens to six lanes (a left-turn lane and two
+                # through lanes in each direction)": the count a road widens to is one it has at the junction.
+                widened = [
+                    self._count(m.group("n")) or 0
+                    for m in _CHANGES_TO.finditer(text)
+                    if m.group(0).lower().startswith(("widen", "expand"))
+                ]
+                net["lanes"] = max([net["lanes"] or 0, *widened]) or net["lanes"]
         if not main and (road_type in {"T-intersection", "Merge"} or not ramps):
             notes.append("the narrative gives no lane count; the template's default is used")
         return RoadNetwork(**net)
