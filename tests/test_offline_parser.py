@@ -2181,3 +2181,12 @@ def test_not_stopping_inside_a_junction_keeps_the_ego_going(
     text = "If a fire truck comes up behind you at a junction, never stop inside the intersection; keep going through."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.expected_behavior == "keep current", mr
+
+
+def test_the_sun_shining_into_your_eyes_is_sun_glare(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A sun that shines into the driver's eyes is glare, whatever it hides (signals, people crossing)."""
+    text = "A rising sun may shine right into your eyes and hide traffic lights and pedestrians. Slow down."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "sun glare" in mr.manipulation, mr
