@@ -2190,3 +2190,10 @@ def test_the_sun_shining_into_your_eyes_is_sun_glare(
     text = "A rising sun may shine right into your eyes and hide traffic lights and pedestrians. Slow down."
     mr = best(parser, validator, text, "california")
     assert mr is not None and "sun glare" in mr.manipulation, mr
+
+
+def test_an_older_pedestrian_is_a_senior(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """ "older pedestrians" names the senior (elderly person), the narrower term, not any pedestrian."""
+    text = "Give older pedestrians extra time to finish crossing before you drive on."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "senior" in mr.manipulation, mr
