@@ -2197,3 +2197,13 @@ def test_an_older_pedestrian_is_a_senior(parser: OntologyGroundedParser, validat
     text = "Give older pedestrians extra time to finish crossing before you drive on."
     mr = best(parser, validator, text, "california")
     assert mr is not None and "senior" in mr.manipulation, mr
+
+
+def test_a_car_ahead_that_stops_is_a_stopped_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "a car ahead stops" says the car has stopped: the words fold plurals ("stops" reads "stop"), so the check reads
+    the verb as written."""
+    text = "When the car ahead stops at a crosswalk, do not go around it."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a stopped vehicle", mr

@@ -1086,7 +1086,9 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
     stopped ahead", "a car that stops for a pedestrian"). What it must do ("cars must stop behind the line") is the
     bare "stop", the ego's own rule, and no sign of a stopped vehicle; nor is what it may be ("may be stopping")."""
     after = _own_words_after(m, toks, 8)
-    stop = next((i for i, w in enumerate(after) if w in {"stopped", "stops", "stopping"}), None)
+    # as written: the words fold plurals, so "stops" reads "stop"
+    raw = [t.raw.lower() for t in toks[m.end : m.end + len(after)]]
+    stop = next((i for i, w in enumerate(raw) if w in {"stopped", "stops", "stopping"}), None)
     return stop is not None and not _MODALS & set(after[:stop])
 
 
