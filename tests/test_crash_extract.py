@@ -590,6 +590,17 @@ def test_a_junction_set_off_by_a_distance_or_called_the_nearest_is_elsewhere(
     assert extract(extractor, text).road_network.road_type == "Straight"
 
 
+def test_a_junction_followed_by_its_own_size_is_the_crash_place(extractor: OfflineCrashExtractor) -> None:
+    """ "the intersection, 30 m across" gives the junction's size, not a distance to somewhere else."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Mazda 3, was traveling north on a two-lane, two-way road and entered the "
+        "intersection, 30 m across, with a four-lane, two-way highway. Vehicle two (V2), a 2016 Jeep Cherokee, was "
+        "traveling north behind V1. It was daylight. The front of V2 struck the back of V1.",
+    )
+    assert s.road_network.road_type == "Intersection"
+
+
 def test_a_road_that_widens_at_the_intersection_has_the_widened_count(extractor: OfflineCrashExtractor) -> None:
     """At an intersection the most lanes a bordering road has count: a four-lane road that widens to eight lanes on
     its approaches is eight lanes (a left-turn lane and three through lanes in each direction), whatever its bracketed

@@ -213,7 +213,8 @@ _LANES_IN_ALL = re.compile(
     r"\b(?:(?P<n>\w+)\s+lanes\s+(?:in\s+all|in\s+total|total)|a\s+total\s+of\s+(?P<m>\w+)\s+lanes)\b", re.IGNORECASE
 )
 _ELSEWHERE = re.compile(
-    r"\s*,?\s*(?:located\s+)?(?:approximately\s+|approx\.\s+|about\s+|some\s+)?\d+\s*(?:m|meters|metres|feet|ft)\b",
+    r"\s*,?\s*(?:located\s+)?(?:approximately\s+|approx\.\s+|about\s+|some\s+)?\d+\s*(?:m|meters|metres|feet|ft)\b"
+    r"(?!\s+(?:wide|long|across|in\s+(?:width|length|diameter)))",  # a size of the junction itself is no distance
     re.I,
 )
 # A junction said to be away or absent: "well away from any intersection", "there is no intersection nearby".
