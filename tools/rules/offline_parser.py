@@ -640,7 +640,7 @@ class OntologyGroundedParser:
         # A bus or streetcar stopping "to let people on or off" is named for its riders: they are whom the ego waits
         # for, so the MR adds the passengers. (A school bus stays the subject: its lights and stop arm rule.)
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
-        if ranked and riders is not None and ranked[0].term.normalised in _TRANSIT:
+        if riders is not None and ranked[0].term.normalised in _TRANSIT:  # (riders is one of ranked)
             ranked = [riders, *(m for m in ranked if m is not riders)]
         if ranked:
             return ranked
