@@ -183,6 +183,8 @@ def test_weather_words_match_their_inflections(extractor: OfflineCrashExtractor)
         ("a divided roadway with three lanes in each direction", 6),
         ("a divided highway with two travel lanes each way", 4),
         ("a roadway with two northbound lanes and two southbound lanes", 4),
+        # uneven directions, one of them explained in brackets before the other is counted
+        ("a hill road with two northbound lanes (a through lane and a truck lane) and one southbound lane", 3),
         ("a four-lane, divided highway with a grass median", 4),
         # a turn lane added to the through lanes of each direction
         ("a boulevard that has two through lanes and a separate left-turn lane for each direction", 6),

@@ -328,9 +328,11 @@ _PER_DIRECTION = (
 )
 # "three lanes in each direction", "two travel lanes each way": half the road's lanes.
 _EACH_WAY = re.compile(rf"\b(?P<n>\w+)\s+{_WIDTH}(?:through\s+|travel\s+)?lanes?{_PER_DIRECTION}", re.IGNORECASE)
-# "two northbound lanes and two southbound lanes": the road's lanes, one count per direction.
+# "two northbound lanes and two southbound lanes": the road's lanes, one count per direction, the first perhaps
+# explained in brackets ("two eastbound lanes (a through lane and a climbing lane) and one westbound lane").
+_BRACKETED = r"(?:\s*\([^()]{1,80}\))?"
 _BOUND_PAIR = re.compile(
-    r"\b(?P<a>\w+)\s+(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?,?\s+and\s+(?P<b>\w+)\s+"
+    rf"\b(?P<a>\w+)\s+(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?{_BRACKETED},?\s+and\s+(?P<b>\w+)\s+"
     r"(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?\b",
     re.IGNORECASE,
 )
@@ -413,7 +415,7 @@ _WITH_CENTRE = re.compile(
 _LANES_COUNTED = re.compile(
     rf"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?{_WIDTH}(?:(?:marked|striped|paved)\s+)?"
     r"(?:through\s+|travel\s+)?(?P<noun>lanes?)\b"
-    rf"(?!{_PER_DIRECTION}|\s+and\s+\w+\s+(?:north|south|east|west)bound)",
+    rf"(?!{_PER_DIRECTION}|{_BRACKETED},?\s+and\s+\w+\s+(?:north|south|east|west)bound)",
     re.IGNORECASE,
 )
 # A road's proper name just before its noun: "Jefferson Street", "Old Mill Road", "5th Avenue".
