@@ -1543,8 +1543,9 @@ def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None
 
 
 def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) -> Mention | None:
-    """The vehicle whose flashing lights ``light`` is: a vehicle named before it in its sentence, when the light names
-    no traffic signal ("a school bus is flashing its red lights", "a tow truck with amber lights flashing")."""
+    """The vehicle whose flashing lights ``light`` is: a vehicle named before it in its sentence, or just after it
+    ("the flashing red lights on a school bus"), when the light names no traffic signal ("a school bus is flashing its
+    red lights", "a tow truck with amber lights flashing")."""
     if (
         not light.term.tokens
         or light.term.tokens[0] != "flashing"
@@ -1560,7 +1561,21 @@ def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) ->
         and m.start < light.start
         and toks[m.start].sentence == toks[light.start].sentence
     ]
-    return owners[-1] if owners else None
+    if owners:
+        return owners[-1]
+    after = light.end < len(toks) and toks[light.end].word in {"on", "of"}
+    return next(
+        (
+            m
+            for m in mentions
+            if after
+            and m.term.category == "object"
+            and _MOTOR_WORDS & set(m.term.tokens)
+            and not m.ruled_out
+            and light.end < m.start <= light.end + 3
+        ),
+        None,
+    )
 
 
 def _is_vehicle_light(surface: str, colours: set[str]) -> bool:
