@@ -2209,3 +2209,29 @@ def test_a_car_ahead_that_stops_is_a_stopped_vehicle(
     text = "When the car ahead stops at a crosswalk, do not go around it."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a stopped vehicle", mr
+
+
+@pytest.mark.parametrize(
+    ("text", "manipulation"),
+    [
+        # a class of sign as the heading, the sign it shows right after: that sign is the subject
+        (
+            "Red and White Regulatory Sign NO U-TURN Turning around to head back is not allowed where it is posted.",
+            "a no u-turn sign",
+        ),
+        (
+            "Red and White Regulatory Sign WRONG WAY Traffic comes at you here: stop safely and turn back.",
+            "a wrong way sign",
+        ),
+        # the no-entry sign is the one the class stands for in AutoMT's prompt: the class stays
+        (
+            "Red and White Regulatory Sign DO NOT ENTER This sign means you may not drive into the road past it.",
+            "a red and white regulatory sign",
+        ),
+    ],
+)
+def test_a_class_of_sign_gives_way_to_the_sign_it_shows(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, manipulation: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == manipulation

@@ -296,6 +296,7 @@ class Lexicon:
     provenance: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     region_road_types: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     other_fitting_roads: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
+    sign_classes: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     source: str = field(metadata=_GENERAL, default="packaged lexicon.yaml")
 
     @staticmethod

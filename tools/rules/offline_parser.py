@@ -193,6 +193,13 @@ class _RegionModel:
                 g = vocabulary.lookup("manipulation", generic)
                 if t is not None and g is not None:
                     self.specialised[g.normalised] = t.normalised
+        # A class of sign and the signs it stands for itself (see _shown_sign).
+        self.sign_classes: dict[str, set[str]] = {}
+        for sign_class, same in lexicon.sign_classes.items():
+            c = vocabulary.lookup("manipulation", sign_class)
+            if c is not None:
+                kept = {t.normalised for name in same if (t := vocabulary.lookup("manipulation", name)) is not None}
+                self.sign_classes[c.normalised] = kept
         self.other_roads: dict[str, set[str]] = {}
         for manip, roads in lexicon.other_fitting_roads.items():
             m = vocabulary.lookup("manipulation", manip)
@@ -637,6 +644,9 @@ class OntologyGroundedParser:
             return env_core if m.term.category == "environment" else thing_core
 
         ranked.sort(key=lambda m: (m.ruled_out, m.aside, demoted(m)))
+        shown = _shown_sign(model, analysis, ranked[0]) if ranked else None
+        if shown is not None:
+            ranked = [shown, *(m for m in ranked if m.term != shown.term)]
         # A bus or streetcar stopping "to let people on or off" is named for its riders: they are whom the ego waits
         # for, so the MR adds the passengers. (A school bus stays the subject: its lights and stop arm rule.)
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
@@ -1537,6 +1547,29 @@ def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None
                 or {"white", "bar"} <= set(tokens(m.surface))
             )
             and not m.ruled_out
+        ),
+        None,
+    )
+
+
+def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Mention | None:
+    """The sign a class of sign shows, named just after it ("Red and White Regulatory Sign WRONG WAY", "a regulatory
+    sign, NO U TURN"): it, not the class, is what the rule is about. None where ``top`` is no class of sign, or the
+    sign after it is one the class stands for itself."""
+    kept = model.sign_classes.get(top.term.normalised)
+    if kept is None:
+        return None
+    return next(
+        (
+            m
+            for m in analysis.manipulations
+            if m.term != top.term
+            and m.term.normalised not in kept
+            and m.term.category == "traffic_infrastructure"
+            and m.term.tokens[-1] == "sign"
+            and top.end <= m.start <= top.end + 2
+            and analysis.tokens[m.start].sentence == analysis.tokens[top.start].sentence
+            and not (m.ruled_out or m.aside)
         ),
         None,
     )
