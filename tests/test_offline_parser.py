@@ -2235,3 +2235,11 @@ def test_a_class_of_sign_gives_way_to_the_sign_it_shows(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == manipulation
+
+
+def test_an_oncoming_driver_is_the_oncoming_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    text = "When an oncoming driver fails to dim the headlights, look toward the right edge of your lane."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "an oncoming vehicle"
