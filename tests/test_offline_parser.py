@@ -2211,6 +2211,14 @@ def test_a_car_ahead_that_stops_is_a_stopped_vehicle(
     assert mr is not None and mr.manipulation == "a stopped vehicle", mr
 
 
+def test_a_car_said_to_be_waiting_is_a_stopped_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    text = "Do not pass a car that is waiting in front of a crosswalk; someone may be walking across."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a stopped vehicle", mr
+
+
 @pytest.mark.parametrize(
     ("text", "manipulation"),
     [

@@ -1093,12 +1093,12 @@ _SUBORDINATORS = frozenset({"when", "whenever", "if", "while", "before", "after"
 
 def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
     """The mention's own clause goes on to say it has stopped ("the car in the next lane has stopped", "a vehicle
-    stopped ahead", "a car that stops for a pedestrian"). What it must do ("cars must stop behind the line") is the
+    stopped ahead", "a car that stops for a pedestrian", "a car that is waiting at a crosswalk"). What it must do ("cars must stop behind the line") is the
     bare "stop", the ego's own rule, and no sign of a stopped vehicle; nor is what it may be ("may be stopping")."""
     after = _own_words_after(m, toks, 8)
     # as written: the words fold plurals, so "stops" reads "stop"
     raw = [t.raw.lower() for t in toks[m.end : m.end + len(after)]]
-    stop = next((i for i, w in enumerate(raw) if w in {"stopped", "stops", "stopping"}), None)
+    stop = next((i for i, w in enumerate(raw) if w in {"stopped", "stops", "stopping", "waiting", "waits"}), None)
     return stop is not None and not _MODALS & set(after[:stop])
 
 
