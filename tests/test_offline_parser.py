@@ -722,6 +722,13 @@ def test_turning_among_manoeuvres_made_anywhere_and_vehicles_described_after_the
     [
         # What a person holds is theirs: the crossing guard, not the STOP sign.
         ("Always stop for school crossing guards who are holding a STOP sign.", "crossing guard", "slow down"),
+        # ... and what they raise or lift to show it
+        (
+            "Crossing Guards Do as a crossing guard directs. Stop when the guard lifts a STOP sign, and stay stopped "
+            "until the guard is back on the curb.",
+            "crossing guard",
+            "slow down",
+        ),
         # A speed limit stated as a figure yields to what the rule warns of.
         ("The speed limit is 25 mph. Watch for children playing near the street.", "child", "slow down"),
         ("Traffic break: slowly decrease your speed to the same speed as the officer.", "traffic break", "slow down"),

@@ -1009,7 +1009,10 @@ _HAVING = frozenset({"has", "have", "with", "shows", "show"})
 _ARTICLES = frozenset({"a", "an", "the"})
 _BLINK_WORDS = frozenset({"blink", "blinks", "blinking", "blinked", "flash", "flashes", "flashing", "flashed"})
 # (Words are folded: "holds" reads "hold".)
-_HOLDING = frozenset({"hold", "holding", "holds", "held", "carry", "carrying", "carries", "waving", "wave", "waves"})
+_HOLDING = frozenset(
+    {"hold", "holding", "holds", "held", "carry", "carrying", "carries", "waving", "wave", "waves"}
+    | {"raise", "raises", "raising", "lift", "lifts", "lifting"}  # "the guard raises a STOP sign"
+)
 
 
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "go", "goes", "went", "gone", "become", "becomes"})
