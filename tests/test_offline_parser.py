@@ -592,7 +592,8 @@ def test_an_exclusion_in_an_opening_phrase_ends_with_it(parser: OntologyGrounded
     ("text", "term"),
     [
         ("Use low-beam headlights in fog; high beams reflect back.", "fog environment"),
-        ("Dim your high beams for oncoming drivers and use your headlights.", "low lighting environment"),
+        # (no road user named: "for oncoming drivers" would name the oncoming vehicle, as "oncoming traffic" does)
+        ("Dim your high beams within 500 feet and use your headlights.", "low lighting environment"),
     ],
 )
 def test_the_egos_own_lights_only_imply_darkness(
