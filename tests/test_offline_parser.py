@@ -1786,8 +1786,8 @@ def test_a_slow_moving_vehicle_is_no_road_work_vehicle(parser: OntologyGroundedP
             "Come to a full stop at the limit line wherever you see a red octagon at the corner.",
             ("stop sign", "slow down"),
         ),
-        # (the crossbuck is the core St. Andrew's cross)
-        ("A white X-shaped sign beside the road marks a railroad crossing.", ("andrew's cross", "slow down")),
+        # (the crossbuck is California's own railroad crossing sign, the core St. Andrew's cross elsewhere)
+        ("A white X-shaped sign beside the road marks a railroad crossing.", ("crossbuck", "slow down")),
         (
             "In a road work zone, obey the worker in the orange vest who turns the STOP/SLOW paddle.",
             ("flagger", "slow down"),
@@ -2259,3 +2259,20 @@ def test_an_oncoming_driver_is_the_oncoming_vehicle(
     text = "When an oncoming driver fails to dim the headlights, look toward the right edge of your lane."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "an oncoming vehicle"
+
+
+@pytest.mark.parametrize(
+    ("region", "manipulation"),
+    [
+        # California has its own name for the crossbuck, and it outranks the train the sign warns of ...
+        ("california", "a railroad crossing sign (crossbuck)"),
+        # ... a region without it keeps the core St. Andrew's cross
+        ("germany", "a st. andrew's cross sign"),
+    ],
+)
+def test_the_crossbuck_is_the_regions_own_sign(
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, manipulation: str
+) -> None:
+    text = "Railroad Crossing A white X-shaped crossbuck stands where the tracks cross the road. Listen for a train."
+    mr = best(parser, validator, text, region)
+    assert mr is not None and mr.manipulation == manipulation, mr

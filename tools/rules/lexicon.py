@@ -297,6 +297,7 @@ class Lexicon:
     region_road_types: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     other_fitting_roads: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     sign_classes: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
+    regional_names: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     source: str = field(metadata=_GENERAL, default="packaged lexicon.yaml")
 
     @staticmethod

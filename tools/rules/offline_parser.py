@@ -125,6 +125,12 @@ class _RegionModel:
             if not term.is_core
             and any(set(c.tokens) < set(term.tokens) and c.tokens[-1] == term.tokens[-1] for c in core_manips)
         }
+        for core_name, names in lexicon.regional_names.items():
+            core_term = vocabulary.lookup("manipulation", core_name)
+            for name in names:
+                named = vocabulary.lookup("manipulation", name)
+                if core_term is not None and core_term.is_core and named is not None and not named.is_core:
+                    self.refines_core.add(named.normalised)
         for term in vocabulary.manipulations:
             core = self.core_of.get(term.normalised)  # a mapped region term counts as an alias of the core one
             pattern = Pattern(term.tokens, core, "alias") if core else Pattern(term.tokens, term.normalised, "term")
