@@ -2219,10 +2219,15 @@ def test_a_car_ahead_that_stops_is_a_stopped_vehicle(
     assert mr is not None and mr.manipulation == "a stopped vehicle", mr
 
 
-def test_a_car_said_to_be_waiting_is_a_stopped_vehicle(
+def test_a_car_said_to_be_waiting_or_halted_is_a_stopped_vehicle(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:
     text = "Do not pass a car that is waiting in front of a crosswalk; someone may be walking across."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a stopped vehicle", mr
+    text = (
+        "Stay behind a car that has halted next to you just short of a crosswalk: its driver may see someone crossing."
+    )
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a stopped vehicle", mr
 

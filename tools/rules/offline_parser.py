@@ -1107,7 +1107,9 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
     after = _own_words_after(m, toks, 8)
     # as written: the words fold plurals, so "stops" reads "stop"
     raw = [t.raw.lower() for t in toks[m.end : m.end + len(after)]]
-    stop = next((i for i, w in enumerate(raw) if w in {"stopped", "stops", "stopping", "waiting", "waits"}), None)
+    stop = next(
+        (i for i, w in enumerate(raw) if w in {"stopped", "stops", "stopping", "waiting", "waits", "halted"}), None
+    )
     return stop is not None and not _MODALS & set(after[:stop])
 
 
