@@ -2281,3 +2281,14 @@ def test_the_crossbuck_is_the_regions_own_sign(
     text = "Railroad Crossing A white X-shaped crossbuck stands where the tracks cross the road. Listen for a train."
     mr = best(parser, validator, text, region)
     assert mr is not None and mr.manipulation == manipulation, mr
+
+
+@pytest.mark.parametrize(("region", "term"), [("california", "flooded roads"), ("germany", "wet road")])
+def test_a_flooded_road_is_the_regions_own_term(
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, term: str
+) -> None:
+    """California names flooded roads for themselves, a kind of wet road that ranks with the core one even where the
+    rule also says "wet"; a region without the term keeps the core wet road."""
+    text = "Flooded Roads Never drive into a flooded underpass: the water may be deeper than it looks, and your brakes get wet."
+    mr = best(parser, validator, text, region)
+    assert mr is not None and term in mr.manipulation, mr
