@@ -2292,3 +2292,11 @@ def test_a_flooded_road_is_the_regions_own_term(
     text = "Flooded Roads Never drive into a flooded underpass: the water may be deeper than it looks, and your brakes get wet."
     mr = best(parser, validator, text, region)
     assert mr is not None and term in mr.manipulation, mr
+
+
+def test_a_railroad_crossing_sign_is_californias_crossbuck(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    text = "Railroad Crossing Sign Look both ways and listen before you drive over the tracks."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a railroad crossing sign (crossbuck)", mr
