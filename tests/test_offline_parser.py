@@ -2292,6 +2292,9 @@ def test_a_flooded_road_is_the_regions_own_term(
     text = "Flooded Roads Never drive into a flooded underpass: the water may be deeper than it looks, and your brakes get wet."
     mr = best(parser, validator, text, region)
     assert mr is not None and term in mr.manipulation, mr
+    # water standing on the road is a flood of it too
+    mr = best(parser, validator, "Go through standing water slowly, then try your brakes.", region)
+    assert mr is not None and term in mr.manipulation, mr
 
 
 def test_a_railroad_crossing_sign_is_californias_crossbuck(
