@@ -2303,3 +2303,20 @@ def test_a_railroad_crossing_sign_is_californias_crossbuck(
     text = "Railroad Crossing Sign Look both ways and listen before you drive over the tracks."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a railroad crossing sign (crossbuck)", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You may cross double solid yellow lines only to make a U-turn where one is allowed; never cross them to pass.",
+        # (the lane itself, as before)
+        "Center Left Turn Lane Drivers from both directions use this lane to begin a left turn, so watch for an "
+        "oncoming car in it.",
+    ],
+)
+def test_the_turns_a_centre_lane_or_yellow_line_allows_name_no_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """The turns such a rule allows are what the lane or line is for: it runs along any road."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "any roads", mr

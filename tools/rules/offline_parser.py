@@ -732,8 +732,10 @@ class OntologyGroundedParser:
         if any(_runs_in_the_street(m) for m in analysis.manipulations if m.term.normalised == "rail vehicle"):
             specific = [m for m in specific if tokens(m.surface)[-1:] != ("track",)]
         # A turning lane's turns are what the lane is for ("a center lane reserved for left turns and U-turns"): they
-        # name no junction.
-        if manipulation is not None and {"lane", "turn"} <= set(manipulation.tokens):
+        # name no junction. Nor do the turns a rule about a lane or its lines allows ("Do not drive in a bike lane
+        # unless you are within 200 feet of a right turn", "cross double yellow lines only to turn left into a
+        # driveway"): the lane runs along any road.
+        if (manipulation is not None and {"lane", "turn"} <= set(manipulation.tokens)) or _names_a_lane(analysis):
             specific = [m for m in specific if not _TURN_WORDS & set(tokens(m.surface))]
         # A signal on a road without junctions ("Ramp meters are signal lights on freeway on-ramps. Stop at the red
         # light") stands at no intersection.
@@ -1264,6 +1266,17 @@ _ANYWHERE_MANOEUVRES = frozenset(
 )
 # "turn sharply", "turning suddenly": a swerve of the wheel, not a turn at a junction.
 _SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
+
+
+def _names_a_lane(analysis: RuleAnalysis) -> bool:
+    """The rule is about a lane or the lines marking one: it names a lane term (a bike lane, a center left turn lane,
+    a carpool lane) or yellow lane lines, as more than an aside."""
+    return any(
+        m.term.category == "traffic_infrastructure"
+        and ({"center", "lane"} <= set(m.term.tokens) or {"yellow", "line"} <= set(m.term.tokens))
+        and not (m.ruled_out or m.aside)
+        for m in analysis.manipulations
+    )
 
 
 def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
