@@ -2320,3 +2320,18 @@ def test_the_turns_a_centre_lane_or_yellow_line_allows_name_no_junction(
     """The turns such a rule allows are what the lane or line is for: it runs along any road."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == "any roads", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "White curb: stop only long enough for a passenger to get in or out of your car.",
+        "Colored Curbs A red curb means no stopping or parking, though a bus may stop in a red zone marked for buses.",
+    ],
+)
+def test_a_rule_about_curb_colours_makes_no_bus_stop(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """Curb colours say where a car may stop along any road; the passengers and buses they mention make no bus stop."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "any roads", mr

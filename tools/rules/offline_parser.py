@@ -774,6 +774,11 @@ class OntologyGroundedParser:
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
         specific = self._own_places(model, analysis, manipulation)
+        # A rule about the colours of the curb ("White curb: stop only to let passengers on or off", "a bus may stop
+        # in a red zone") is about stopping along any road: its passengers and buses make no bus stop.
+        curbs = bool(_COLOURED_CURB.search(analysis.rule.text))
+        if curbs:
+            specific = [m for m in specific if m.term.normalised != "bus stopping"]
         # The lights, stop line and barriers of a rule about a railroad crossing (its St. Andrew's cross, its train)
         # are the crossing's: they imply no junction.
         rail = self._railroad_cue(model, analysis)
@@ -808,7 +813,12 @@ class OntologyGroundedParser:
         street_rail = manipulation is not None and any(
             m.term == manipulation and _runs_in_the_street(m) for m in analysis.manipulations
         )
-        if manipulation is not None and manipulation.normalised in model.implied_roads and not street_rail:
+        if (
+            manipulation is not None
+            and manipulation.normalised in model.implied_roads
+            and not street_rail
+            and not (curbs and model.implied_roads[manipulation.normalised] == "bus stopping")
+        ):
             road = model.term("road_type", model.implied_roads[manipulation.normalised])
             return road, f"implied by {manipulation.text}"
         return model.any_roads, "no specific place named"
@@ -1266,6 +1276,11 @@ _ANYWHERE_MANOEUVRES = frozenset(
 )
 # "turn sharply", "turning suddenly": a swerve of the wheel, not a turn at a junction.
 _SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
+
+
+_COLOURED_CURB = re.compile(
+    r"\b(?:(?:red|white|yellow|green|blue)|(?:colou?red|painted))\s+(?:curbs?|zones?)\b", re.IGNORECASE
+)
 
 
 def _names_a_lane(analysis: RuleAnalysis) -> bool:
