@@ -2335,3 +2335,10 @@ def test_a_rule_about_curb_colours_makes_no_bus_stop(
     """Curb colours say where a car may stop along any road; the passengers and buses they mention make no bus stop."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == "any roads", mr
+
+
+def test_a_streetcar_letting_riders_on_or_off_is_at_its_stop(parser: OntologyGroundedParser) -> None:
+    """The place is in the words, whichever road user the MR then adds (the streetcar or its riders)."""
+    text = "A trolley that halts to let riders on or off may have people walking in front of it: stay behind it."
+    places = {m.term.normalised for m in parser.analyse(rule(text, region="california")).road_types}
+    assert "bus stopping" in places, places
