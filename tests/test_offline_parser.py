@@ -2342,3 +2342,9 @@ def test_a_streetcar_letting_riders_on_or_off_is_at_its_stop(parser: OntologyGro
     text = "A trolley that halts to let riders on or off may have people walking in front of it: stay behind it."
     places = {m.term.normalised for m in parser.analyse(rule(text, region="california")).road_types}
     assert "bus stopping" in places, places
+
+
+def test_a_pedestrian_signal_stands_at_a_crosswalk(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    text = "Pedestrian Signals A raised hand tells walkers not to start, but someone may still be out in the street."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "crosswalk", mr
