@@ -732,9 +732,9 @@ class OntologyGroundedParser:
         if any(_runs_in_the_street(m) for m in analysis.manipulations if m.term.normalised == "rail vehicle"):
             specific = [m for m in specific if tokens(m.surface)[-1:] != ("track",)]
         # A turning lane's turns are what the lane is for ("a center lane reserved for left turns and U-turns"): they
-        # name no junction. Nor do the turns a rule about a lane or its lines allows ("Do not drive in a bike lane
-        # unless you are within 200 feet of a right turn", "cross double yellow lines only to turn left into a
-        # driveway"): the lane runs along any road.
+        # name no junction. Nor do the turns a rule about that lane or yellow lane lines allows ("cross double
+        # yellow lines only to make a U-turn", "drivers use this lane to begin a left turn"): the lane runs along any
+        # road. (A bike lane's right turns are made at the junction: they keep their place.)
         if (manipulation is not None and {"lane", "turn"} <= set(manipulation.tokens)) or _names_a_lane(analysis):
             specific = [m for m in specific if not _TURN_WORDS & set(tokens(m.surface))]
         # A signal on a road without junctions ("Ramp meters are signal lights on freeway on-ramps. Stop at the red
@@ -1114,8 +1114,9 @@ _SUBORDINATORS = frozenset({"when", "whenever", "if", "while", "before", "after"
 
 def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
     """The mention's own clause goes on to say it has stopped ("the car in the next lane has stopped", "a vehicle
-    stopped ahead", "a car that stops for a pedestrian", "a car that is waiting at a crosswalk"). What it must do ("cars must stop behind the line") is the
-    bare "stop", the ego's own rule, and no sign of a stopped vehicle; nor is what it may be ("may be stopping")."""
+    stopped ahead", "a car that stops for a pedestrian", "a car that is waiting at a crosswalk"). What it must do
+    ("cars must stop behind the line") is the bare "stop", the ego's own rule, and no sign of a stopped vehicle; nor
+    is what it may be ("may be stopping")."""
     after = _own_words_after(m, toks, 8)
     # as written: the words fold plurals, so "stops" reads "stop"
     raw = [t.raw.lower() for t in toks[m.end : m.end + len(after)]]
@@ -1278,14 +1279,11 @@ _ANYWHERE_MANOEUVRES = frozenset(
 _SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
 
 
-_COLOURED_CURB = re.compile(
-    r"\b(?:(?:red|white|yellow|green|blue)|(?:colou?red|painted))\s+(?:curbs?|zones?)\b", re.IGNORECASE
-)
+_COLOURED_CURB = re.compile(r"\b(?:red|white|yellow|green|blue|colou?red|painted)\s+(?:curbs?|zones?)\b", re.IGNORECASE)
 
 
 def _names_a_lane(analysis: RuleAnalysis) -> bool:
-    """The rule is about a lane or the lines marking one: it names a lane term (a bike lane, a center left turn lane,
-    a carpool lane) or yellow lane lines, as more than an aside."""
+    """The rule is about a centre turn lane or yellow lane lines: it names one as more than an aside."""
     return any(
         m.term.category == "traffic_infrastructure"
         and ({"center", "lane"} <= set(m.term.tokens) or {"yellow", "line"} <= set(m.term.tokens))
@@ -1635,13 +1633,13 @@ def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) ->
     ]
     if owners:
         return owners[-1]
-    after = light.end < len(toks) and toks[light.end].word in {"on", "of"}
+    if not (light.end < len(toks) and toks[light.end].word in {"on", "of"}):
+        return None
     return next(
         (
             m
             for m in mentions
-            if after
-            and m.term.category == "object"
+            if m.term.category == "object"
             and _MOTOR_WORDS & set(m.term.tokens)
             and not m.ruled_out
             and light.end < m.start <= light.end + 3
