@@ -38,7 +38,7 @@ from tools.rules.lexicon import (
     tokenize_rule,
 )
 from tools.rules.models import MRCandidate, MRFields, TrafficRule
-from tools.rules.ontology import Ontology, Term, Vocabulary
+from tools.rules.ontology import Field, Ontology, Term, Vocabulary
 
 __all__ = ["OFFLINE_PARSER_NAME", "OntologyGroundedParser", "RuleAnalysis", "behaviour_cues"]
 
@@ -83,6 +83,17 @@ class RuleAnalysis:
     semantic: list[tuple[str, float]] = field(default_factory=list)
     # Each vehicle said to flash coloured lights of its own (normalised term -> the rule's colour word, "amber").
     own_lights: dict[str, str] = field(default_factory=dict)
+
+
+def _term_sets(vocabulary: Vocabulary, table: dict[str, list[str]], kind: Field) -> dict[str, set[str]]:
+    """A lexicon table of manipulation terms to lists of terms of ``kind``, in the region's normalised spelling; a
+    term the region does not have is left out (a key, with its list, or one name of a list)."""
+    out: dict[str, set[str]] = {}
+    for key, names in table.items():
+        term = vocabulary.lookup("manipulation", key)
+        if term is not None:
+            out[term.normalised] = {t.normalised for name in names if (t := vocabulary.lookup(kind, name)) is not None}
+    return out
 
 
 class _RegionModel:
@@ -200,18 +211,8 @@ class _RegionModel:
                 if t is not None and g is not None:
                     self.specialised[g.normalised] = t.normalised
         # A class of sign and the signs it stands for itself (see _shown_sign).
-        self.sign_classes: dict[str, set[str]] = {}
-        for sign_class, same in lexicon.sign_classes.items():
-            c = vocabulary.lookup("manipulation", sign_class)
-            if c is not None:
-                kept = {t.normalised for name in same if (t := vocabulary.lookup("manipulation", name)) is not None}
-                self.sign_classes[c.normalised] = kept
-        self.other_roads: dict[str, set[str]] = {}
-        for manip, roads in lexicon.other_fitting_roads.items():
-            m = vocabulary.lookup("manipulation", manip)
-            if m is not None:
-                found = {r.normalised for name in roads if (r := vocabulary.lookup("road_type", name)) is not None}
-                self.other_roads[m.normalised] = found
+        self.sign_classes = _term_sets(vocabulary, lexicon.sign_classes, "manipulation")
+        self.other_roads = _term_sets(vocabulary, lexicon.other_fitting_roads, "road_type")
         self.implied_roads: dict[str, str] = {}
         for manip, road in lexicon.implied_road_types.items():
             m = vocabulary.lookup("manipulation", manip)
@@ -1622,30 +1623,15 @@ def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) ->
         or set(tokens(light.surface)) & _TRAFFIC_SIGNAL_WORDS
     ):
         return None
-    owners = [
-        m
-        for m in mentions
-        if m.term.category == "object"
-        and _MOTOR_WORDS & set(m.term.tokens)
-        and not m.ruled_out
-        and m.start < light.start
-        and toks[m.start].sentence == toks[light.start].sentence
+    vehicles = [
+        m for m in mentions if m.term.category == "object" and _MOTOR_WORDS & set(m.term.tokens) and not m.ruled_out
     ]
+    owners = [m for m in vehicles if m.start < light.start and toks[m.start].sentence == toks[light.start].sentence]
     if owners:
         return owners[-1]
     if not (light.end < len(toks) and toks[light.end].word in {"on", "of"}):
         return None
-    return next(
-        (
-            m
-            for m in mentions
-            if m.term.category == "object"
-            and _MOTOR_WORDS & set(m.term.tokens)
-            and not m.ruled_out
-            and light.end < m.start <= light.end + 3
-        ),
-        None,
-    )
+    return next((m for m in vehicles if light.end < m.start <= light.end + 3), None)
 
 
 def _is_vehicle_light(surface: str, colours: set[str]) -> bool:
