@@ -2348,3 +2348,30 @@ def test_a_pedestrian_signal_stands_at_a_crosswalk(parser: OntologyGroundedParse
     text = "Pedestrian Signals A raised hand tells walkers not to start, but someone may still be out in the street."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == "crosswalk", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When you join the freeway, give way to the traffic already on the freeway.",
+        "Joining a Freeway Come up to the speed of freeway traffic on the ramp and look for an opening between cars.",
+    ],
+)
+def test_traffic_on_a_freeway_one_joins_is_heavy_traffic(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """Merging is finding a gap in the freeway's flow: that flow is the heavy traffic, not one oncoming car."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "heavy traffic", mr
+
+
+def test_the_exception_to_a_ban_on_stopping_slows_the_ego_even_when_named_twice(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """The heavy traffic that lets the ego stop on the ramp is also named as the flow it joins; the MR still slows."""
+    text = (
+        "Cars coming down the ramp must blend into the traffic already on the freeway. Never stop on the ramp "
+        "unless the traffic is too heavy to join; vehicles already on the freeway go first."
+    )
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and (mr.manipulation, mr.expected_behavior) == ("heavy traffic", "slow down"), mr

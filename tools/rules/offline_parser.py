@@ -844,7 +844,7 @@ class OntologyGroundedParser:
         scores = behaviour_cues(analysis, road.normalised)
         if manipulation is not None and manipulation.normalised in model.carry_on:
             scores["keep current"] = scores.get("keep current", 0.0) + 1.0
-        if manipulation is not None and _lifts_a_ban_on_stopping(analysis, manipulation):
+        if manipulation is not None and lifts_a_ban_on_stopping(analysis, manipulation):
             return "slow down", f"the exception to '{', '.join(analysis.behavior_evidence['keep current'])}'"
         if not scores:
             return "slow down", "default: a rule restricts the ego-vehicle"
@@ -1057,16 +1057,17 @@ def _dark_signals(toks: list[Token]) -> frozenset[int]:
     return frozenset(out)
 
 
-def _lifts_a_ban_on_stopping(analysis: RuleAnalysis, term: Term) -> bool:
+def lifts_a_ban_on_stopping(analysis: RuleAnalysis, term: Term) -> bool:
     """Whether the rule's only keep-current cues forbid stopping or slowing ("Do not stop on the on-ramp") and it names
-    ``term`` only as the exception ("... unless traffic is very heavy"): an MR that adds the exception lets the ego
+    ``term`` as the exception ("... unless traffic is very heavy"): an MR that adds the exception lets the ego
     stop, so it slows down."""
     keep = analysis.behavior_evidence.get("keep current", [])
     if not keep or not all({"stop", "stopping", "slow"} & set(tokens(cue)) for cue in keep):
         return False
-    mentions = [m for m in analysis.manipulations if m.term == term]
-    return bool(mentions) and all(
-        {"unless", "except"} & set(_clause_words_before(m, analysis.tokens, 8)) for m in mentions
+    return any(
+        {"unless", "except"} & set(_clause_words_before(m, analysis.tokens, 8))
+        for m in analysis.manipulations
+        if m.term == term
     )
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from tools.common.text import normalise_phrase
 from tools.rules.models import CheckResult, MRCandidate, Question, TrafficRule, Verdict
-from tools.rules.offline_parser import OntologyGroundedParser, RuleAnalysis, behaviour_cues
+from tools.rules.offline_parser import OntologyGroundedParser, RuleAnalysis, behaviour_cues, lifts_a_ban_on_stopping
 from tools.rules.ontology import BEHAVIORS, Ontology
 from tools.rules.retrieval import ReferenceRetriever
 
@@ -259,12 +259,16 @@ class OfflineValidator:
         cues = behaviour_cues(analysis, road)
         # A carry-on term (a green light, the HOV lane) means keep current without a cue asking for it.
         carries_on = behaviour == "keep current" and manip in model.carry_on
+        # "Do not stop on the ramp unless traffic is heavy": adding the exception lets the ego stop, so it slows down.
+        excepted = behaviour == "slow down" and manip_term is not None and lifts_a_ban_on_stopping(analysis, manip_term)
         if behaviour in cues:
             b_ok, b_detail = True, "cue: " + ", ".join(analysis.behavior_evidence.get(behaviour, []))
         elif not cues and behaviour == "slow down":
             b_ok, b_detail = True, "no cue; a rule restricting the ego-vehicle implies slowing down"
         elif carries_on:
             b_ok, b_detail = True, f"{manip!r} means carry on in the ego's own way"
+        elif excepted:
+            b_ok, b_detail = True, f"{manip!r} is the exception that lets the ego-vehicle stop"
         else:
             b_ok, b_detail = False, f"nothing in the rule asks the ego-vehicle to {behaviour}"
         add("elements_in_rule", "behaviour grounded in rule", b_ok, b_detail)
@@ -286,12 +290,13 @@ class OfflineValidator:
         add("rule_supported", "verb fits manipulation", v_ok, v_detail)
         if cues:
             top = max(cues.values())
-            s_ok = cues.get(behaviour, 0.0) >= top or carries_on
-            s_detail = (
-                "the rule's strongest cue agrees"
-                if s_ok
-                else f"the rule's cues favour {max(cues, key=lambda b: cues[b])!r}"
-            )
+            s_ok = cues.get(behaviour, 0.0) >= top or carries_on or excepted
+            if not s_ok:
+                s_detail = f"the rule's cues favour {max(cues, key=lambda b: cues[b])!r}"
+            elif excepted and cues.get(behaviour, 0.0) < top:
+                s_detail = "the exception to the rule's ban on stopping"
+            else:
+                s_detail = "the rule's strongest cue agrees"
         else:
             s_ok, s_detail = (
                 (True, f"without cues {manip!r} means carry on")
