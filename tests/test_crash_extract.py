@@ -463,6 +463,9 @@ def test_each_vehicle_takes_its_body_from_its_own_description(extractor: Offline
         ("a one-way street with three marked travel lanes", 3, 1),
         # a lane width in metres with feet after it
         ("a divided highway with two 3.7 m (12 ft) travel lanes in each direction", 4, 2),
+        # lanes counted in words, then the centre turn lane
+        ("a two-way boulevard with two traffic lanes and a painted center left turn lane", 3, 2),
+        ("a two-way arterial that has four through lanes, plus a center two-way left-turn lane", 5, 2),
     ],
 )
 def test_lanes_counted_in_words_and_a_centre_turn_lane(

@@ -408,13 +408,15 @@ _LANE_POS = re.compile(
 _ON_A_LANE = re.compile(r"\s+(?:travel\s+|traffic\s+)?lane\b", re.IGNORECASE)
 _TURN_LANE_AFTER = re.compile(r"[\s-]+(?:left[\s-]+)?turn(?:ing)?[\s-]+lane", re.IGNORECASE)
 _WITH_CENTRE = re.compile(
-    r"\s+with\s+an?\s+cent(?:er|re)\s+(?:two-way\s+)?(?:left[\s-]+)?turn(?:ing)?\s+lane", re.IGNORECASE
+    r",?\s+(?:with|and|plus)\s+an?\s+(?:continuous\s+|painted\s+)?cent(?:er|re)\s+(?:two-way\s+)?(?:left[\s-]+)?"
+    r"turn(?:ing)?\s+lane",
+    re.IGNORECASE,
 )
 # Lanes counted in words, not as "N-lane": "with three travel lanes", "three eastbound lanes", "a single travel lane"
 # (not "... in each direction" or a pair of directions, which count per direction).
 _LANES_COUNTED = re.compile(
     rf"\b(?P<n>\w+)\s+(?P<bound>(?:north|south|east|west)bound\s+)?{_WIDTH}(?:(?:marked|striped|paved)\s+)?"
-    r"(?:through\s+|travel\s+)?(?P<noun>lanes?)\b"
+    r"(?:through\s+|travel\s+|traffic\s+)?(?P<noun>lanes?)\b"
     rf"(?!{_PER_DIRECTION}|{_BRACKETED},?\s+and\s+\w+\s+(?:north|south|east|west)bound)",
     re.IGNORECASE,
 )
@@ -1032,6 +1034,12 @@ class OfflineCrashExtractor:
                 road["lanes"] = n if (one_way or not m.group("bound")) else 2 * n
                 if m.group("bound") and not one_way:
                     road["ways"] = road["ways"] or 2
+                if not one_way and not road.get("centre") and _WITH_CENTRE.match(text, m.end()):
+                    # "four travel lanes and a center two-way left-turn lane": the turn lane is one more lane (an odd
+                    # count already holds it, as in the hyphenated count).
+                    road["centre"] = True
+                    if road["lanes"] % 2 == 0:
+                        road["lanes"] += 1
 
     def _actor(
         self,
