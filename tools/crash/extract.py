@@ -1031,15 +1031,16 @@ class OfflineCrashExtractor:
             road = _road_entry(found, key, noun)
             if road["lanes"] is None:
                 one_way = road["ways"] == 1
-                road["lanes"] = n if (one_way or not m.group("bound")) else 2 * n
+                lanes = n if (one_way or not m.group("bound")) else 2 * n
                 if m.group("bound") and not one_way:
                     road["ways"] = road["ways"] or 2
                 if not one_way and not road.get("centre") and _WITH_CENTRE.match(text, m.end()):
                     # "four travel lanes and a center two-way left-turn lane": the turn lane is one more lane (an odd
                     # count already holds it, as in the hyphenated count).
                     road["centre"] = True
-                    if road["lanes"] % 2 == 0:
-                        road["lanes"] += 1
+                    if lanes % 2 == 0:
+                        lanes += 1
+                road["lanes"] = lanes
 
     def _actor(
         self,
