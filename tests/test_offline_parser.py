@@ -2375,3 +2375,12 @@ def test_the_exception_to_a_ban_on_stopping_slows_the_ego_even_when_named_twice(
     )
     mr = best(parser, validator, text, "california")
     assert mr is not None and (mr.manipulation, mr.expected_behavior) == ("heavy traffic", "slow down"), mr
+
+
+def test_a_lane_change_rule_that_names_no_road_user_is_about_the_vehicle_beside(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """Changing lanes is about the vehicle in the lane one moves into; the implied term is compared by its normalised
+    name ("Vehicle" is "vehicle"), so the validator sees it grounded."""
+    mr = best(parser, validator, "Look over your shoulder and signal before you change lanes.", "california")
+    assert mr is not None and mr.manipulation == "a vehicle", mr

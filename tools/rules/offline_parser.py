@@ -195,10 +195,11 @@ class _RegionModel:
             ),
             english_words(),
         )
+        # Targets are the terms' normalised names, as the validator compares them ("Vehicle" is "vehicle").
         self.implied_matcher = PhraseMatcher(
-            Pattern(tokens(p), target, "implied")
+            Pattern(tokens(p), implied.normalised, "implied")
             for target, phrases in lexicon.implied_manipulations.items()
-            if vocabulary.lookup("manipulation", target) is not None
+            if (implied := vocabulary.lookup("manipulation", target)) is not None
             for p in phrases
         )
         # A generic road user ("vehicle") in a rule whose wording implies a specific one (right-of-way: the
