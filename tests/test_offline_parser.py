@@ -2384,3 +2384,26 @@ def test_a_lane_change_rule_that_names_no_road_user_is_about_the_vehicle_beside(
     name ("Vehicle" is "vehicle"), so the validator sees it grounded."""
     mr = best(parser, validator, "Look over your shoulder and signal before you change lanes.", "california")
     assert mr is not None and mr.manipulation == "a vehicle", mr
+
+
+def test_the_stop_line_of_a_ramp_meter_is_on_the_ramp(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A ramp meter's red light and its line are the meter's, as a railroad crossing's are the crossing's."""
+    text = "Ramp meters let one car at a time join the freeway. Stop at the line on red and go on green."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "any roads", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When two lanes become one, drivers should take turns and let one car from the other lane in.",
+        "Parking Downhill Turn the front wheels toward the curb and set the parking brake before you leave the car.",
+    ],
+)
+def test_taking_turns_or_turning_the_wheels_is_no_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "any roads", mr

@@ -789,6 +789,9 @@ class OntologyGroundedParser:
             if len(junction_cues) == len(specific):
                 return rail
             specific = [m for m in specific if m not in junction_cues]
+        # Likewise the lights and stop line of a rule about a ramp meter are the meter's, on the on-ramp.
+        if any(m.term.normalised == "ramp meter signal" and not m.ruled_out for m in analysis.manipulations):
+            specific = [m for m in specific if not _SIGNAL_PLACE_WORDS & set(tokens(m.surface))]
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
