@@ -2407,3 +2407,23 @@ def test_taking_turns_or_turning_the_wheels_is_no_junction(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == "any roads", mr
+
+
+@pytest.mark.parametrize(("second", "chosen"), [(0.805, 0), (0.85, 1)])
+def test_a_confidence_within_a_hundredth_keeps_the_parsers_order(
+    parser: OntologyGroundedParser, validator: OfflineValidator, second: float, chosen: int
+) -> None:
+    """Two accepted MRs that pass the same checks: a lead in confidence of a hundredth or less (retrieval's support
+    moves by more than that between near neighbours) does not overturn the parser's first choice; a clear lead does."""
+    r = rule("Slow down when children are playing near a school.", region="california")
+    first, other = (
+        MRCandidate(
+            mr=MRFields(road_type="school area", verb="adds", manipulation=m, expected_behavior="slow down"), parser="t"
+        )
+        for m in ("a child", "a pedestrian")
+    )
+    verdicts = [
+        v.model_copy(update={"hallucination": 0.0, "accepted": True, "confidence": c})
+        for v, c in zip(validator.validate_sync(r, [first, other]), (0.8, second), strict=True)
+    ]
+    assert choose_best(verdicts) is verdicts[chosen]

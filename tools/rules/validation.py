@@ -63,17 +63,24 @@ def hallucination_of(checks: Sequence[CheckResult]) -> float:
     return round(sum(shares) / len(shares), 4)
 
 
-def choose_best(verdicts: Sequence[Verdict]) -> Verdict | None:
-    """The accepted verdict with the lowest hallucination (ties: confidence, then order)."""
+# Confidences closer than this are a tie: the retrieval support they average in moves by more between near neighbours.
+CONFIDENCE_TIE = 0.01
+
+
+def choose_best(verdicts: Sequence[Verdict], *, margin: float = CONFIDENCE_TIE) -> Verdict | None:
+    """The accepted verdict with the lowest hallucination; among those, the first in the candidates' order (the
+    parser's ranking of the rule's own words) unless another's confidence is higher by more than ``margin``."""
     accepted = [v for v in verdicts if v.accepted]
     if not accepted:
         return None
 
-    def key(iv: tuple[int, Verdict]) -> tuple[float, float, int]:
-        i, v = iv
-        return (v.hallucination, -(v.confidence if v.confidence is not None else v.candidate.confidence), i)
+    def conf(v: Verdict) -> float:
+        return v.confidence if v.confidence is not None else v.candidate.confidence
 
-    return min(enumerate(accepted), key=key)[1]
+    least = min(v.hallucination for v in accepted)
+    tied = [v for v in accepted if v.hallucination == least]
+    top = max(tied, key=conf)
+    return tied[0] if conf(top) - conf(tied[0]) <= margin else top
 
 
 class OfflineValidator:
