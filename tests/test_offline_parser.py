@@ -2427,3 +2427,11 @@ def test_a_confidence_within_a_hundredth_keeps_the_parsers_order(
         for v, c in zip(validator.validate_sync(r, [first, other]), (0.8, second), strict=True)
     ]
     assert choose_best(verdicts) is verdicts[chosen]
+
+
+def test_turning_on_lights_is_no_turn_at_a_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    text = "Traffic Breaks A patrol car turning on its rear lights and zigzagging across the freeway asks you to slow."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "any roads", mr
