@@ -2435,3 +2435,17 @@ def test_turning_on_lights_is_no_turn_at_a_junction(
     text = "Traffic Breaks A patrol car turning on its rear lights and zigzagging across the freeway asks you to slow."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == "any roads", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Where the center of the road has two solid yellow lines, passing is not allowed from either side.",
+        "Never cross two solid yellow lines to get around a truck; cross them only to turn left into a driveway.",
+    ],
+)
+def test_a_no_passing_line_keeps_the_ego_in_its_lane(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.expected_behavior == "keep current", mr
