@@ -2449,3 +2449,10 @@ def test_a_no_passing_line_keeps_the_ego_in_its_lane(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.expected_behavior == "keep current", mr
+
+
+def test_a_two_way_stop_is_a_stop_sign_at_a_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    mr = best(parser, validator, "At a two-way stop, wait for a gap in the cross traffic before you go.", "california")
+    assert mr is not None and (mr.road_type, mr.manipulation) == ("intersection", "a stop sign"), mr
