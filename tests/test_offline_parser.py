@@ -2456,3 +2456,9 @@ def test_a_two_way_stop_is_a_stop_sign_at_a_junction(
 ) -> None:
     mr = best(parser, validator, "At a two-way stop, wait for a gap in the cross traffic before you go.", "california")
     assert mr is not None and (mr.road_type, mr.manipulation) == ("intersection", "a stop sign"), mr
+
+
+def test_people_on_the_sidewalk_are_pedestrians(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    text = "Leaving a parking garage, edge out slowly: a wall may hide someone on the sidewalk until the last moment."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a pedestrian", mr
