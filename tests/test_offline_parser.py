@@ -520,7 +520,11 @@ def test_a_bracketed_gloss_and_the_egos_words_do_not_hide_a_term(
     ("text", "term"),
     [
         ("A flashing red traffic signal light means the same as a STOP sign.", "flashing red light"),
-        ("A flashing yellow arrow means you may turn, but first yield to oncoming traffic.", "flashing yellow light"),
+        # (a flashing yellow arrow is no such light: see test_a_flashing_yellow_arrow_is_about_whom_the_turn_yields_to)
+        (
+            "A flashing yellow light means go on with care; unlike a STOP sign, it does not ask you to stop.",
+            "flashing yellow light",
+        ),
     ],
 )
 def test_a_region_term_that_refines_a_core_one_ranks_with_the_core_terms(
@@ -2462,3 +2466,12 @@ def test_people_on_the_sidewalk_are_pedestrians(parser: OntologyGroundedParser, 
     text = "Leaving a parking garage, edge out slowly: a wall may hide someone on the sidewalk until the last moment."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a pedestrian", mr
+
+
+def test_a_flashing_yellow_arrow_is_about_whom_the_turn_yields_to(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """The ontology has red and green arrows and the flashing yellow light, but no flashing yellow arrow."""
+    text = "A flashing yellow arrow lets you turn left once you have given way to oncoming cars."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
