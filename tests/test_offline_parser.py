@@ -2475,3 +2475,13 @@ def test_a_flashing_yellow_arrow_is_about_whom_the_turn_yields_to(
     text = "A flashing yellow arrow lets you turn left once you have given way to oncoming cars."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
+
+
+def test_a_heading_glued_to_the_same_road_user_is_no_list_of_addressees(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """'Motorcycles A motorcycle can ...': the heading and the first words name one road user, not a list the rule
+    speaks to, so the motorcyclist stays the rule's subject rather than the car it is compared with."""
+    text = "Motorcycles A motorcycle can brake harder than a car, so keep well back from a motorcyclist ahead."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a motorcyclist", mr

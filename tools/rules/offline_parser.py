@@ -1417,7 +1417,9 @@ def _addressees(mentions: list[Mention], toks: list[Token], text: str) -> list[M
         if m is not None and run and _LIST_GLUE.match(text[toks[run[-1].end - 1].end : toks[m.start].start]):
             run.append(m)
             continue
-        if len(run) >= 2:
+        # (one road user named twice, a heading glued to the text's first words, "Motorcycles A motorcycle can stop
+        # ...", is no list)
+        if len({r.term.normalised for r in run}) >= 2:
             opens = _LIST_OPENS.search(text[: toks[run[0].start].start])
             if opens and _MODAL_AFTER.match(text[toks[run[-1].end - 1].end :]):
                 out += run
