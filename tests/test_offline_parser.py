@@ -2485,3 +2485,8 @@ def test_a_heading_glued_to_the_same_road_user_is_no_list_of_addressees(
     text = "Motorcycles A motorcycle can brake harder than a car, so keep well back from a motorcyclist ahead."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a motorcyclist", mr
+
+
+def test_a_speed_given_in_mph_is_its_limit_sign(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    mr = best(parser, validator, "Keep to 15 mph where hedges hide the cross street.", "california")
+    assert mr is not None and "speed limit sign" in mr.manipulation.lower(), mr
