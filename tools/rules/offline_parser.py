@@ -785,13 +785,13 @@ class OntologyGroundedParser:
         # are the crossing's: they imply no junction.
         rail = self._railroad_cue(model, analysis)
         if rail is not None and specific:
-            junction_cues = [m for m in specific if _SIGNAL_PLACE_WORDS & set(tokens(m.surface))]
+            junction_cues = [m for m in specific if _signal_place(m)]
             if len(junction_cues) == len(specific):
                 return rail
             specific = [m for m in specific if m not in junction_cues]
         # Likewise the lights and stop line of a rule about a ramp meter are the meter's, on the on-ramp.
         if any(m.term.normalised == "ramp meter signal" and not m.ruled_out for m in analysis.manipulations):
-            specific = [m for m in specific if not _SIGNAL_PLACE_WORDS & set(tokens(m.surface))]
+            specific = [m for m in specific if not _signal_place(m)]
         if specific:
             best = max(specific, key=lambda m: m.score)
             return best.term, best.surface
@@ -1370,6 +1370,14 @@ _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
 # Words of a place cue that a signal, line or barrier implies ("the stop line", "red light signals").
 _SIGNAL_PLACE_WORDS = frozenset({"line", "barrier", "gate"}) | _LIGHT_WORDS
+
+
+def _signal_place(m: Mention) -> bool:
+    """A place named by a light, a stop line or a barrier: a junction, unless a railroad crossing or a ramp meter the
+    rule is about owns them."""
+    return bool(_SIGNAL_PLACE_WORDS & set(tokens(m.surface)))
+
+
 # Words that make flashing lights a traffic signal's ("a flashing red traffic signal"), not a vehicle's own.
 _TRAFFIC_SIGNAL_WORDS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
