@@ -880,6 +880,8 @@ def test_a_negation_in_one_sentence_does_not_reach_the_weather_of_the_next(extra
         "A two-lane, two-way residential street that comes down from the north and stops at the road has a stop sign.",
         "The westbound one-lane exit ramp of the interchange ends at the road, at a stop sign.",
         "A two-lane, two-way lane meets it at a stop sign; the lane does not continue south of the road.",
+        # a side road that meets it from one side and ends, with no road named for it to end at
+        "A two-lane, two-way service road joins it from the west and terminates; a stop sign controls it.",
     ],
 )
 def test_an_exit_ramp_that_ends_a_closed_leg_and_no_road_opposite_make_a_t(

@@ -143,6 +143,9 @@ _ROAD_ENDS = re.compile(
 # the avenue"), however long the clause.
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
+    # "the access road meets the highway from the east and ends", "a street meets it from the south and ends there"
+    r"|\b(?:meets|met|joins|joined)\s+(?:[\w.-]+\s+){0,4}?from\s+the\s+(?:north|south|east|west)\s+and\s+"
+    r"(?:ends|ended|terminates|terminated)(?:\s+there)?(?=\s*[.,;])"
     rf"|\band\s+(?:ends|ended|terminates|terminated)\s+at\s+(?:{_A_ROAD}"
     # ... or at a road named by its number: "and ends at U.S. 131", "... at State Route 9", "... at I-94"
     r"|(?:U\.?S\.?|I|SR|CR|US\s+Route|State\s+Route|State\s+Highway|County\s+Road|Route|Highway|Interstate)"
