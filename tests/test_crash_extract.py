@@ -1520,3 +1520,19 @@ def test_a_lane_list_late_in_a_long_sentence_is_the_roads_that_sentence_describe
         5,
         3,
     )
+
+
+def test_a_turn_lane_whose_direction_follows_its_kind_is_an_item_of_the_cross_section(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """ "two eastbound through lanes, an exclusive eastbound right-turn lane and two westbound through lanes": the
+    turn lane is counted though "eastbound" comes after "exclusive"."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Mazda 3, was eastbound on a divided state highway approaching a signalized "
+        "intersection. There the highway has two eastbound through lanes, an exclusive eastbound right-turn lane and "
+        "two westbound through lanes. Vehicle two (V2), a 2008 GMC Sierra pickup, was northbound on the crossing "
+        "two-lane, two-way road. It was daylight. The front of V1 struck the left side of V2.",
+    )
+    assert s.road_network.road_type == "Intersection"
+    assert s.to_safe()["Road network"]["No_lanes"] == 5

@@ -442,7 +442,9 @@ _CENTRE_TURN = re.compile(
 # left-turn bay", "three through lanes", "two lanes in each direction" (twice its count).
 _SECTION_ITEM = re.compile(
     r"\b(?P<n>an?|one|single|two|three|four|five|six|\d)\s+(?:single\s+)?(?P<bound>(?:north|south|east|west)bound\s+)?"
-    r"(?:\([\w\s-]{1,20}\)\s+)?(?:(?:painted|continuous|dedicated|exclusive|separate|marked)\s+)?(?:two-way\s+)?"
+    # ("a dedicated northbound left-turn lane": the direction may follow the kind)
+    r"(?:\([\w\s-]{1,20}\)\s+)?(?:(?:painted|continuous|dedicated|exclusive|separate|marked)\s+)?"
+    r"(?:(?:north|south|east|west)bound\s+)?(?:two-way\s+)?"
     r"(?:(?:curb|inside|outside|center|centre|middle)\s+)?(?:two-way\s+)?"
     r"(?:(?:through|travel)\s+lanes?|(?:(?:left|right)[\s-]+turn|turn)\s+(?:lanes?|bays?)|lanes?)\b"
     r"(?P<each>\s+(?:(?:in|for)\s+each\s+direction|each\s+way|in\s+both\s+directions))?(?!\s+wide)",
