@@ -384,10 +384,11 @@ def test_a_term_before_a_participle_and_adverb_is_no_modifier(parser: OntologyGr
 
 def test_set_phrases_opening_with_a_trigger_word_are_no_trigger(parser: OntologyGroundedParser) -> None:
     """'leave at least three feet ... the bicycle': 'at least' names no situation, so the bicycle at the end does
-    not outrank the bicyclist the rule opens with; a real trigger ("near the bicycle") still counts."""
+    not outrank the bicyclist the rule opens with; a real trigger ("near the bicycle") still counts. (Germany's list
+    keeps the bicycle apart from its rider; California's reads a bicycle as its rider.)"""
     text = "Pass a bicyclist only when it is safe, and leave at least three feet between your vehicle and the bicycle."
-    assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a bicyclist"
-    near = parser.parse(rule("Pass a bicyclist with care, and slow down near the bicycle.", region="california"))
+    assert parser.parse(rule(text, region="germany"))[0].mr.manipulation == "a bicyclist"
+    near = parser.parse(rule("Pass a bicyclist with care, and slow down near the bicycle.", region="germany"))
     assert near.pop(0).mr.manipulation == "a bicycle"  # "near" is a trigger: the bicycle there is the situation
 
 
@@ -2490,3 +2491,19 @@ def test_a_heading_glued_to_the_same_road_user_is_no_list_of_addressees(
 def test_a_speed_given_in_mph_is_its_limit_sign(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
     mr = best(parser, validator, "Keep to 15 mph where hedges hide the cross street.", "california")
     assert mr is not None and "speed limit sign" in mr.manipulation.lower(), mr
+
+
+@pytest.mark.parametrize(
+    ("region", "expected"),
+    [
+        # California's list names the bicyclist and no bicycle: a bicycle on the road there is its rider
+        ("california", "a bicyclist"),
+        # Germany's list names the bicycle itself, which stays
+        ("germany", "a bicycle"),
+    ],
+)
+def test_a_bicycle_is_its_rider_where_the_region_lists_only_the_rider(
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, expected: str
+) -> None:
+    mr = best(parser, validator, "Give bicycles plenty of room and slow down when you pass them.", region)
+    assert mr is not None and mr.manipulation == expected

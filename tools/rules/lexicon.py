@@ -298,6 +298,7 @@ class Lexicon:
     other_fitting_roads: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     sign_classes: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     regional_names: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
+    riders: dict[str, str] = field(metadata=_GENERAL, default_factory=dict)
     source: str = field(metadata=_GENERAL, default="packaged lexicon.yaml")
 
     @staticmethod
@@ -325,9 +326,17 @@ def _as_map_of_lists(data: Mapping[str, Any], key: str, source: str) -> dict[str
     return out
 
 
+def _as_map_of_str(data: Mapping[str, Any], key: str, source: str) -> dict[str, str]:
+    value = data.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise OntologyError(source, f"lexicon {key} must be a mapping")
+    return {str(k): str(v) for k, v in value.items()}
+
+
 _READERS: dict[str, Callable[[Mapping[str, Any], str, str], Any]] = {
     "list[str]": _as_str_list,
     "dict[str, list[str]]": _as_map_of_lists,
+    "dict[str, str]": _as_map_of_str,
 }
 
 
@@ -343,14 +352,10 @@ def _parse_lexicon(data: Any, source: str) -> Lexicon:
                 raise OntologyError(source, f"behavior_cues.{behavior} items must be [phrase, weight]")
             pairs.append((item[0], float(item[1])))
         cues[str(behavior)] = pairs
-    implied = data.get("implied_road_types") or {}
-    if not isinstance(implied, Mapping):
-        raise OntologyError(source, "lexicon implied_road_types must be a mapping")
     # Every field of a plain shape is read by its annotation, so a new one cannot be left out of the loader.
     plain = {f.name: _READERS[str(f.type)](data, f.name, source) for f in fields(Lexicon) if f.type in _READERS}
     return Lexicon(
         **plain,
-        implied_road_types={str(k): str(v) for k, v in implied.items()},
         behavior_cues=cues,
         source=source,
     )

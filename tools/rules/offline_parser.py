@@ -99,7 +99,7 @@ def _term_sets(vocabulary: Vocabulary, table: dict[str, list[str]], kind: Field)
 class _RegionModel:
     """Patterns compiled for one region's vocabulary."""
 
-    def __init__(self, vocabulary: Vocabulary, lexicon: Lexicon) -> None:
+    def __init__(self, vocabulary: Vocabulary, lexicon: Lexicon, own: frozenset[str] | set[str] = frozenset()) -> None:
         self.vocabulary = vocabulary
         self.lexicon = lexicon
         # Core terms first; lexicon aliases next (they map region spellings such as "Fog" onto the
@@ -146,6 +146,14 @@ class _RegionModel:
             core = self.core_of.get(term.normalised)  # a mapped region term counts as an alias of the core one
             pattern = Pattern(term.tokens, core, "alias") if core else Pattern(term.tokens, term.normalised, "term")
             manip_patterns.setdefault(term.tokens, pattern)
+        # A vehicle that the region's own list names only by its rider (California lists the bicyclist and no
+        # bicycle) is its rider there: the region's handbook speaks of bicycles on the road as ridden.
+        for vehicle, rider in lexicon.riders.items():
+            vehicle_key, rider_key = normalise_phrase(vehicle), normalise_phrase(rider)
+            if rider_key in own and vehicle_key not in own and vocabulary.lookup("manipulation", rider) is not None:
+                for words, pattern in list(manip_patterns.items()):
+                    if pattern.target == vehicle_key:
+                        manip_patterns[words] = dataclasses.replace(pattern, target=rider_key)
         self.manipulation_matcher = PhraseMatcher(manip_patterns.values())
 
         # Region road types map onto the core one the lexicon names for them (an ontology-level table).
@@ -294,7 +302,8 @@ class OntologyGroundedParser:
         """Compiled patterns of a region (cached)."""
         key = region.lower()
         if key not in self._regions:
-            self._regions[key] = _RegionModel(self.ontology.vocabulary(key), self.lexicon)
+            own = {normalise_phrase(t) for texts in self.ontology.sections.get(key, {}).values() for t in texts}
+            self._regions[key] = _RegionModel(self.ontology.vocabulary(key), self.lexicon, own)
         return self._regions[key]
 
     # -- analysis -------------------------------------------------------------------------------
