@@ -2405,6 +2405,9 @@ def test_the_stop_line_of_a_ramp_meter_is_on_the_ramp(
     [
         "When two lanes become one, drivers should take turns and let one car from the other lane in.",
         "Parking Downhill Turn the front wheels toward the curb and set the parking brake before you leave the car.",
+        # the wheels named again as "them", and turning to look back before reversing
+        "On a slope, point the front wheels at the curb; uphill, turn them out so the car rolls back against it.",
+        "Reversing Small children can hide behind a car. Turn to look through the rear window and back up slowly.",
     ],
 )
 def test_taking_turns_or_turning_the_wheels_is_no_junction(
