@@ -2510,3 +2510,19 @@ def test_a_bicycle_is_its_rider_where_the_region_lists_only_the_rider(
 ) -> None:
     mr = best(parser, validator, "Give bicycles plenty of room and slow down when you pass them.", region)
     assert mr is not None and mr.manipulation == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # lanes and nothing else: the vehicle in the lane
+        ("Keep right and use the left lane only to go faster than the traffic around you.", "a vehicle"),
+        # what yielding implies comes first
+        ("Pick a lane early and yield before you move across.", "an oncoming vehicle"),
+    ],
+)
+def test_a_rule_about_lanes_that_names_no_road_user_implies_the_vehicle_in_the_lane_last(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == expected, mr

@@ -204,9 +204,12 @@ class _RegionModel:
             english_words(),
         )
         # Targets are the terms' normalised names, as the validator compares them ("Vehicle" is "vehicle").
+        # (What a bare word implies only when nothing stronger does, "lanes" the vehicle in them, is kind "implied
+        # last": it ranks after every other implied term.)
         self.implied_matcher = PhraseMatcher(
-            Pattern(tokens(p), implied.normalised, "implied")
-            for target, phrases in lexicon.implied_manipulations.items()
+            Pattern(tokens(p), implied.normalised, kind)
+            for table, kind in ((lexicon.implied_manipulations, "implied"), (lexicon.implied_last, "implied last"))
+            for target, phrases in table.items()
             if (implied := vocabulary.lookup("manipulation", target)) is not None
             for p in phrases
         )
@@ -672,7 +675,8 @@ class OntologyGroundedParser:
         if ranked:
             return ranked
         implied: list[Mention] = []
-        for match in model.implied_matcher.find(analysis.tokens):
+        matches = model.implied_matcher.find(analysis.tokens)
+        for match in sorted(matches, key=lambda mt: mt.pattern.kind == "implied last"):  # (stable: text order)
             term = model.term("manipulation", match.pattern.target)
             if all(i.term != term for i in implied):
                 surface = " ".join(t.raw for t in analysis.tokens[match.start : match.end])
