@@ -2526,3 +2526,21 @@ def test_a_rule_about_lanes_that_names_no_road_user_implies_the_vehicle_in_the_l
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == expected, mr
+
+
+@pytest.mark.parametrize(
+    ("region", "expected"),
+    [
+        # California lists its own "Loose Gravel"
+        ("california", "loose gravel"),
+        # elsewhere gravel is the core mud environment
+        ("germany", "mud environment"),
+    ],
+)
+def test_gravel_is_the_regions_own_loose_gravel_where_it_has_that_term(
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, expected: str
+) -> None:
+    mr = best(
+        parser, validator, "On a gravel road your tyres grip less, so brake early and keep your speed down.", region
+    )
+    assert mr is not None and mr.manipulation.endswith(expected), mr
