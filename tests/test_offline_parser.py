@@ -2544,3 +2544,20 @@ def test_gravel_is_the_regions_own_loose_gravel_where_it_has_that_term(
         parser, validator, "On a gravel road your tyres grip less, so brake early and keep your speed down.", region
     )
     assert mr is not None and mr.manipulation.endswith(expected), mr
+
+
+@pytest.mark.parametrize(
+    ("region", "expected"),
+    [
+        # California lists its own "Obstacle": what blocks the view at a blind corner is one
+        ("california", ("intersection", "an obstacle")),
+        # Germany has no such term: the parked cars stay what they are
+        ("germany", ("intersection", "a stopped vehicle")),
+    ],
+)
+def test_what_blocks_the_view_at_a_blind_corner_is_the_regions_obstacle(
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, expected: tuple[str, str]
+) -> None:
+    text = "At a blind corner, where parked cars block your view of the cross street, creep forward slowly."
+    mr = best(parser, validator, text, region)
+    assert mr is not None and (mr.road_type, mr.manipulation) == expected, mr
