@@ -207,7 +207,7 @@ def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
         ("Orange signs mark road work ahead; slow down.", "work zone sign"),
         ("A round yellow sign means a railroad crossing is ahead.", "warning signs"),
         ("A pennant-shaped yellow sign marks a no-passing zone.", "warning signs"),
-        ("White rectangular signs tell you the law.", "red and white regulatory sign"),
+        ("White rectangular signs tell you the law.", "speed limit sign"),
         ("Do not pass in a no-passing zone.", "solid and broken yellow lines"),
     ],
 )
@@ -2561,3 +2561,14 @@ def test_what_blocks_the_view_at_a_blind_corner_is_the_regions_obstacle(
     text = "At a blind corner, where parked cars block your view of the cross street, creep forward slowly."
     mr = best(parser, validator, text, region)
     assert mr is not None and (mr.road_type, mr.manipulation) == expected, mr
+
+
+def test_a_white_rectangular_sign_is_the_speed_limit_sign_not_the_red_and_white_one(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """US handbooks' white rectangular signs are regulatory, with the speed limit their example; the red and white
+    regulatory sign is the DO NOT ENTER kind."""
+    mr = best(
+        parser, validator, "Keep to the figure shown on the white rectangular sign beside the road.", "california"
+    )
+    assert mr is not None and "speed limit sign" in mr.manipulation, mr
