@@ -2572,3 +2572,21 @@ def test_a_white_rectangular_sign_is_the_speed_limit_sign_not_the_red_and_white_
         parser, validator, "Keep to the figure shown on the white rectangular sign beside the road.", "california"
     )
     assert mr is not None and "speed limit sign" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Give a large truck ahead of you extra room, since it needs far longer to stop.",
+            "a multi-track motor vehicle",
+        ),
+        # a big rig said to turn is still the turning vehicle
+        ("A big rig that is turning right swings wide first; never squeeze past it on the right.", "a turning vehicle"),
+    ],
+)
+def test_a_big_truck_is_the_multi_track_motor_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == expected, mr

@@ -47,7 +47,7 @@ OFFLINE_PARSER_NAME = "offline:ontology-grounded"
 _ANY_ROADS = "any roads"
 _MOTOR_VEHICLE = "motor vehicle"
 # The vehicles whose kind their own clause can say: a motor vehicle, or the one in front ("the car ahead has stopped").
-_SAID_VEHICLES = frozenset({_MOTOR_VEHICLE, "driver in front"})
+_SAID_VEHICLES = frozenset({_MOTOR_VEHICLE, "multi-track motor vehicle", "driver in front"})
 # Vehicles whose turn, when their own clause tells of it, makes them a turning vehicle (a bus that stops is at its stop).
 _TURNING_KINDS = _SAID_VEHICLES | {"public transport bus"}
 _LIGHTING = re.compile(r"light|dark|glare|night|dusk|dawn")
