@@ -1536,3 +1536,36 @@ def test_a_turn_lane_whose_direction_follows_its_kind_is_an_item_of_the_cross_se
     )
     assert s.road_network.road_type == "Intersection"
     assert s.to_safe()["Road network"]["No_lanes"] == 5
+
+
+def test_a_road_named_in_passing_and_described_in_a_later_sentence_keeps_its_place(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """ "... where the service road of a shopping centre joins the highway from the west and ends. The service road is
+    a two-way road with two lanes": the two lanes are the service road's, the branch of the T, and the highway keeps
+    its four. A ramp described in its own sentence keeps the lanes it widens to there."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2015 Honda Accord, was southbound in the left lane of a four-lane, two-way state highway, "
+        "nearing the point where the service road of a shopping centre joins the highway from the west and ends. The "
+        "service road is a two-way road that has two lanes. It was night and the roadway was dry. Vehicle two (V2), a "
+        "2009 Ford Ranger pickup, was eastbound on the service road and turned left. The front of V1 struck the left "
+        "side of V2.",
+    )
+    net = s.to_safe()["Road network"]
+    assert (s.road_network.road_type, net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (
+        "T-intersection",
+        4,
+        2,
+    )
+    ramp = extract(
+        extractor,
+        "Vehicle one (V1), a 2011 Kia Soul, was westbound on Route 40, a two-lane, two-way rural highway, passing the "
+        "end of the southbound exit ramp from Interstate 81. The exit ramp is a one-way, single-lane ramp that widens "
+        "to two lanes about 50 m before it ends at a stop sign on the north side of Route 40. No road continues north of this junction. It was daylight. Vehicle "
+        "two (V2), a 2004 Buick LeSabre, pulled out from the ramp. The front of V1 struck the left side of V2.",
+    )
+    assert (ramp.road_network.road_type, ramp.to_safe()["Road network"]["No_lanes_branch_road"]) == (
+        "T-intersection",
+        2,
+    )

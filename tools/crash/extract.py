@@ -423,6 +423,14 @@ _LANES_COUNTED = re.compile(
     rf"(?!{_PER_DIRECTION}|{_BRACKETED},?\s+and\s+\w+\s+(?:north|south|east|west)bound)",
     re.IGNORECASE,
 )
+# A sentence that describes a road it names with a modifier: "The access road is a two-way road ...", "Elm Street was a
+# two-lane street".
+_DESCRIBED_AS = re.compile(
+    r"\s*(?:the\s+)?(?P<subject>(?P<first>[\w'-]+)\s+(?:[\w'-]+\s+){0,2}?"
+    rf"(?:{_STREET_NOUNS}|freeway|interstate|expressway|arterial))\s+(?:is|was)\s+an?\s+",
+    re.IGNORECASE,
+)
+_NOT_A_NAME = {"the", "this", "that", "a", "an", "its", "it"}
 # A road's proper name just before its noun: "Jefferson Street", "Old Mill Road", "5th Avenue".
 _ROAD_NAME = re.compile(r"\b(?:(?:[A-Z][\w'.-]*|\d+(?:st|nd|rd|th))\s+)+$")
 # A sentence that opens with the bare definite road noun refers back to the road before it ("... a one-way downtown
@@ -836,9 +844,31 @@ class OfflineCrashExtractor:
         self._lanes_in_all(text, found)
         self._lanes_counted(text, found)
         self._cross_sections(text, found)
+        self._described_again(text, found)
         return [
             _Road(r["lanes"], r["ways"], r["ramp"], at) for at, r in sorted(found.items()) if r["lanes"] or r["ways"]
         ]
+
+    @staticmethod
+    def _described_again(text: str, found: dict[int, dict[str, Any]]) -> None:
+        """A road named earlier and described in a sentence of its own ("... where the access road of an industrial
+        park meets the highway ... The access road is a two-way road that has three lanes") is the road at its first
+        mention, where the narrative placed it, not a new road at the description."""
+        for key in sorted(found):
+            start = _sentence_start(text, key)
+            m = _DESCRIBED_AS.match(text, start)
+            if m is None or not m.end() <= key <= m.end() + 60 or m.group("first").lower() in _NOT_A_NAME:
+                continue
+            subject = m.group("subject")
+            earlier = re.search(rf"\b{re.escape(subject)}\b", text[:start], re.IGNORECASE)
+            nouns = list(_ROAD_NOUN.finditer(text, earlier.start(), earlier.end())) if earlier else []
+            if not nouns or nouns[-1].start() == key:
+                continue
+            entry = found.pop(key)
+            first = found.setdefault(nouns[-1].start(), entry)
+            for k, v in entry.items():
+                if first.get(k) is None:
+                    first[k] = v
 
     def _hyphenated_counts(self, text: str, found: dict[int, dict[str, Any]]) -> None:
         """Counts belong to the road noun that follows them ("a two-lane, two-way rural road", "a one-way
