@@ -2590,3 +2590,23 @@ def test_a_big_truck_is_the_multi_track_motor_vehicle(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == expected, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_road"),
+    [
+        # the crossing is another item of the list of places, not where the sign stands
+        (
+            "Never turn around where a NO U-TURN sign is posted, on or near a railroad crossing, or across the "
+            "median of a divided highway.",
+            "any roads",
+        ),
+        # a place in the sign's own clause is where it is posted
+        ("Do not make a U-turn where a NO U-TURN sign is posted at the intersection.", "intersection"),
+    ],
+)
+def test_a_sign_said_to_be_posted_stands_in_its_own_clause_not_at_the_other_places_listed(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected_road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a no u-turn sign" and mr.road_type == expected_road, mr

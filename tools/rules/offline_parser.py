@@ -785,6 +785,18 @@ class OntologyGroundedParser:
         if manipulation is not None and _ON_FOOT & set(manipulation.tokens):
             crossings = [m for m in specific if m.term.normalised == "crosswalk"]
             specific = crossings or specific
+        # A sign the rule places by its own words ("where a NO U-TURN sign is posted") stands where it is posted: the
+        # places of the other items of a list ("..., at or on a railroad crossing, or on a divided highway") are not
+        # its place.
+        if manipulation is not None and "sign" in manipulation.tokens and specific:
+            posted = [
+                m
+                for m in analysis.manipulations
+                if m.term == manipulation and not m.ruled_out and _said_posted(m, analysis.tokens)
+            ]
+            if posted:
+                clauses = {analysis.tokens[m.start].clause for m in posted}
+                specific = [p for p in specific if analysis.tokens[p.start].clause in clauses]
         return specific
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
@@ -1184,6 +1196,20 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
 
 _TURN_WORDS = frozenset({"turn", "turns", "turning", "u-turn", "u-turns"})
 _ON_FOOT = frozenset({"pedestrian", "person", "guide", "senior"})
+_POSTED = frozenset({"posted", "displayed", "shown", "present", "up"})
+
+
+def _said_posted(m: Mention, toks: list[Token]) -> bool:
+    """Whether a sign's mention is followed, in its clause, by "is posted" ("are displayed", "is up")."""
+    after = toks[m.end : m.end + 2]
+    return (
+        len(after) == 2
+        and after[0].raw.lower() in {"is", "are"}
+        and after[1].raw.lower() in _POSTED
+        and after[1].clause == toks[m.start].clause
+    )
+
+
 _CURB_WORDS = frozenset({"curb", "curbs", "kerb", "kerbs", "corner", "corners"})
 _ROUNDABOUT = frozenset({"roundabout", "roundabouts", "rotary", "circle"})
 
