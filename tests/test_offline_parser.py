@@ -6,6 +6,7 @@ import pytest
 
 from memory.embeddings import MiniLMEmbedder
 from tests.helpers import rule
+from tools.rules.lexicon import tokenize_rule
 from tools.rules.models import MRCandidate, MRFields
 from tools.rules.offline_parser import OFFLINE_PARSER_NAME, OntologyGroundedParser
 from tools.rules.ontology import Ontology
@@ -2610,3 +2611,25 @@ def test_a_sign_said_to_be_posted_stands_in_its_own_clause_not_at_the_other_plac
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "a no u-turn sign" and mr.road_type == expected_road, mr
+
+
+def test_words_joined_by_a_slash_are_words_of_their_own(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Carpool/High-Occupancy Vehicle (HOV) Lanes" names the HOV lanes, not a bare vehicle; a unit keeps its slash."""
+    assert [t.word for t in tokenize_rule("Carpool/High-Occupancy lane at 50 km/h")] == [
+        "carpool",
+        "high-occupancy",
+        "lane",
+        "at",
+        "50",
+        "km/h",
+    ]
+    mr = best(
+        parser,
+        validator,
+        "Carpool/High-Occupancy Vehicle (HOV) Lanes\nA diamond painted on the pavement marks them. Enter one only if "
+        "your car carries as many people as the sign requires.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "high-occupancy vehicle (hov) lanes", mr

@@ -68,6 +68,16 @@ def tokenize_rule(text: str) -> list[Token]:
     for m in _SCAN.finditer(text):
         piece = m.group(0)
         if piece[0].isalnum():
+            # Words joined by a slash are alternatives, each a word of its own ("Carpool/High-Occupancy Vehicle
+            # Lanes"); a unit keeps its slash ("km/h").
+            parts = piece.split("/")
+            if len(parts) > 1 and all(len(p) > 1 and p[0].isalpha() for p in parts):
+                at = m.start()
+                for part in parts:
+                    low = part.lower().replace("\u2019", "'")
+                    out.append(Token(fold_word(low), part, clause, sentence, at, at + len(part)))
+                    at += len(part) + 1
+                continue
             raw = piece
             low = raw.lower().replace("\u2019", "'")
             if low.endswith(".") and low[:-1] in _ABBREVIATIONS:
