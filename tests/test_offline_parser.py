@@ -2633,3 +2633,17 @@ def test_words_joined_by_a_slash_are_words_of_their_own(
         "california",
     )
     assert mr is not None and mr.manipulation == "high-occupancy vehicle (hov) lanes", mr
+
+
+def test_plain_vehicles_said_to_swing_wide_are_the_turning_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Long vehicles swing wide ...": the generic vehicle said to turn is the turning vehicle, as a truck is."""
+    mr = best(
+        parser,
+        validator,
+        "Long vehicles swing wide to the left before they turn right. Never slip into the gap on the right of a truck "
+        "that is making a right turn.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "a turning vehicle", mr

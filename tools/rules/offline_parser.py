@@ -48,8 +48,9 @@ _ANY_ROADS = "any roads"
 _MOTOR_VEHICLE = "motor vehicle"
 # The vehicles whose kind their own clause can say: a motor vehicle, or the one in front ("the car ahead has stopped").
 _SAID_VEHICLES = frozenset({_MOTOR_VEHICLE, "multi-track motor vehicle", "driver in front"})
-# Vehicles whose turn, when their own clause tells of it, makes them a turning vehicle (a bus that stops is at its stop).
-_TURNING_KINDS = _SAID_VEHICLES | {"public transport bus"}
+# Vehicles whose turn, when their own clause tells of it, makes them a turning vehicle, the plain "vehicles" too ("Large
+# vehicles swing wide when turning right"). (A bus that stops is at its stop.)
+_TURNING_KINDS = _SAID_VEHICLES | {"public transport bus", "vehicle"}
 _LIGHTING = re.compile(r"light|dark|glare|night|dusk|dawn")
 _SURFACE = re.compile(r"road|ice|mud|gravel|pothole|slippery|flood")
 
