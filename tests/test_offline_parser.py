@@ -2647,3 +2647,18 @@ def test_plain_vehicles_said_to_swing_wide_are_the_turning_vehicle(
         "california",
     )
     assert mr is not None and mr.manipulation == "a turning vehicle", mr
+
+
+def test_a_driver_on_the_cross_street_is_cross_traffic(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A driver or car on the cross street is cross traffic (the oncoming vehicle, as "cross traffic" already is), not
+    MiniLM's nearest label for a rule that names no road user."""
+    mr = best(
+        parser,
+        validator,
+        "At a junction with no signs or signals, ease off and be ready to brake: a car on the cross street may not "
+        "have seen you.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
