@@ -1569,3 +1569,16 @@ def test_a_road_named_in_passing_and_described_in_a_later_sentence_keeps_its_pla
         "T-intersection",
         2,
     )
+
+
+def test_a_junction_some_metres_ahead_named_again_later_is_still_elsewhere(extractor: OfflineCrashExtractor) -> None:
+    """ "... queued for a red signal at an intersection about 50 m ahead ... V1 was shoved into the intersection": the
+    rear-end crash was in the queue, short of the junction, which the later "the intersection" names again."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2009 Honda Civic, was stopped in the left westbound lane of a four-lane divided avenue, "
+        "queued for a red signal at an intersection about 50 m ahead. Vehicle two (V2), a 2015 Kenworth tractor "
+        "without a trailer, was traveling west in the same lane. It was daylight and clear. The front of V2 struck "
+        "the rear of V1. V1 was shoved into the intersection and came to rest facing west.",
+    )
+    assert s.road_network.road_type == "Straight"

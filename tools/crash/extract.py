@@ -626,7 +626,13 @@ class OfflineCrashExtractor:
         # where the first junction the crash is away from is named ("150 m east of a T-intersection"): a junction
         # named again after it with a definite word ("that intersection") is that one
         first_away = min(
-            (m.start() for road_type, matches in cues if road_type in _JUNCTIONS for m in matches if placed_away(m)),
+            (
+                m.start()
+                for road_type, matches in cues
+                if road_type in _JUNCTIONS
+                for m in matches
+                if placed_away(m) or _ELSEWHERE.match(pre, m.end())
+            ),
             default=len(pre),
         )
         for road_type, matches in cues:
@@ -636,7 +642,7 @@ class OfflineCrashExtractor:
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
-            if away:
+            if first_away < len(pre):
                 here = [
                     m
                     for m in here
