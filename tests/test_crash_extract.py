@@ -1582,3 +1582,18 @@ def test_a_junction_some_metres_ahead_named_again_later_is_still_elsewhere(extra
         "the rear of V1. V1 was shoved into the intersection and came to rest facing west.",
     )
     assert s.road_network.road_type == "Straight"
+
+
+def test_a_road_that_runs_on_and_then_after_a_comma_terminates_at_another_is_a_t(
+    extractor: OfflineCrashExtractor,
+) -> None:
+    """ "The county road runs north-south, terminates at the highway from the south side": a T, as "runs ... and
+    terminates at" already was."""
+    s = extract(
+        extractor,
+        "The crash occurred where a two-lane, two-way county road meets a two-lane, two-way state highway. The county "
+        "road runs north-south, terminates at the highway from the south side, and has a stop sign. It was dark and "
+        "foggy. Vehicle one (V1), a 2012 Ford Focus, was eastbound on the highway. Vehicle two (V2), a 2007 Dodge Ram "
+        "pickup, was northbound on the county road and pulled out. The front of V1 struck the left side of V2.",
+    )
+    assert s.road_network.road_type == "T-intersection"

@@ -113,11 +113,12 @@ _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkwa
 _A_ROAD = rf"(?:(?:the|an?)\s+)?(?:[\w,-]+\s+){{0,3}}?(?:{_STREET_NOUNS}|arterial)\b"
 # A street's name abbreviated with its full stop: "Birch Ct.", "Jefferson Rd.".
 _STREET_ABBREVIATIONS = "rd|st|ave|blvd|ct|dr|ln|hwy|pkwy|pl|ter"
-# A road that runs on before it ends: "runs south into the plaza and terminates at", "curves north and ends at".
+# A road that runs on before it ends: "runs south into the plaza and terminates at", "curves north and ends at", "runs
+# north-south, terminates at".
 _RUNS_ON_AND = (
     r"(?:\s+(?:runs|ran|continues|continued|heads|headed|goes|went|curves|curved|bends|bent|comes|came|approaches|"
     r"approached)\s+[\w-]+"
-    r"(?:\s+[\w-]+){0,5}?\s+and)?"
+    r"(?:\s+[\w-]+){0,5}?(?:\s+and|,))?"
 )
 # An exit ramp that ends at a street ("the exit ramp terminates at a four-lane arterial", "the exit ramp from northbound
 # Interstate 35 terminates at ...") is a T's branch too.
