@@ -2662,3 +2662,16 @@ def test_a_driver_on_the_cross_street_is_cross_traffic(
         "california",
     )
     assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
+
+
+def test_without_and_a_gerund_that_ends_its_clause_rule_nothing_out(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "... they may run out without looking, above all near schools and bus stops": the schools are where, not ruled
+    out, so the school area is the place, as it is without the "without looking"."""
+    text = (
+        "Kids\nDrive slowly where kids are about. They are easy to miss and may run out without looking, above all "
+        "near schools, parks and bus stops."
+    )
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and (mr.manipulation, mr.road_type) == ("a child", "school area"), mr

@@ -521,7 +521,13 @@ class OntologyGroundedParser:
         if held or (_has_any(own, model.secondary) and not defining):
             score -= 1.5
             m.aside = True
-        window = [t.word for t in toks[max(lo, m.start - 6) : m.end] if t.clause != opening]
+        # "... dart into the road without looking, mostly near schools": "without" and a gerund that ends its clause
+        # tell how one acts and rule nothing out.
+        window = [
+            t.word
+            for i, t in enumerate(toks[max(lo, m.start - 6) : m.end], start=max(lo, m.start - 6))
+            if t.clause != opening and not _without_doing(toks, i)
+        ]
         # "with or without a crosswalk" rules nothing out.
         window = " ".join(window).replace("with or without", "with or").split()
         m.absent = _absent(m, toks)
@@ -1197,6 +1203,19 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
 
 _TURN_WORDS = frozenset({"turn", "turns", "turning", "u-turn", "u-turns"})
 _ON_FOOT = frozenset({"pedestrian", "person", "guide", "senior"})
+
+
+def _without_doing(toks: list[Token], i: int) -> bool:
+    """Whether ``toks[i]`` is a "without" followed by a gerund that ends its clause ("without looking,")."""
+    return (
+        toks[i].word == "without"
+        and i + 1 < len(toks)
+        and toks[i + 1].clause == toks[i].clause
+        and toks[i + 1].word.endswith("ing")
+        and (i + 2 == len(toks) or toks[i + 2].clause != toks[i].clause)
+    )
+
+
 _POSTED = frozenset({"posted", "displayed", "shown", "present", "up"})
 
 
