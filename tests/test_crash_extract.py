@@ -1543,7 +1543,7 @@ def test_a_road_named_in_passing_and_described_in_a_later_sentence_keeps_its_pla
 ) -> None:
     """ "... where the service road of a shopping centre joins the highway from the west and ends. The service road is
     a two-way road with two lanes": the two lanes are the service road's, the branch of the T, and the highway keeps
-    its four. A ramp described in its own sentence keeps the lanes it widens to there."""
+    its four. (Guard: a ramp described in its own sentence is not moved, and keeps the lanes it widens to there.)"""
     s = extract(
         extractor,
         "Vehicle one (V1), a 2015 Honda Accord, was southbound in the left lane of a four-lane, two-way state highway, "
@@ -1571,9 +1571,9 @@ def test_a_road_named_in_passing_and_described_in_a_later_sentence_keeps_its_pla
     )
 
 
-def test_a_junction_some_metres_ahead_named_again_later_is_still_elsewhere(extractor: OfflineCrashExtractor) -> None:
+def test_a_vehicle_pushed_into_a_junction_some_metres_ahead_was_not_hit_there(extractor: OfflineCrashExtractor) -> None:
     """ "... queued for a red signal at an intersection about 50 m ahead ... V1 was shoved into the intersection": the
-    rear-end crash was in the queue, short of the junction, which the later "the intersection" names again."""
+    rear-end crash was in the queue, short of the junction; the impact only pushed V1 into it."""
     s = extract(
         extractor,
         "Vehicle one (V1), a 2009 Honda Civic, was stopped in the left westbound lane of a four-lane divided avenue, "
@@ -1597,3 +1597,42 @@ def test_a_road_that_runs_on_and_then_after_a_comma_terminates_at_another_is_a_t
         "pickup, was northbound on the county road and pulled out. The front of V1 struck the left side of V2.",
     )
     assert s.road_network.road_type == "T-intersection"
+
+
+@pytest.mark.parametrize(
+    ("narrative", "road_type", "lanes"),
+    [
+        # a curve the crash is placed away from stays elsewhere
+        (
+            "Vehicle one (V1), a 2010 Ford Focus, was northbound on a two-lane road approximately 300 m south of the "
+            "point where the road enters a long sweeping curve to the left. It was daylight. Vehicle two (V2), a 2005 "
+            "Honda Civic, was southbound. The front of V1 struck the front of V2.",
+            "Straight",
+            None,
+        ),
+        # a junction some metres ahead that a vehicle then drives into is the crash's place
+        (
+            "Vehicle one (V1), a 2010 Ford Focus, was northbound on a two-lane road, approaching an intersection 80 m "
+            "ahead. It was daylight. V1 entered the intersection and the front of V1 struck the left side of Vehicle "
+            "two (V2), a 2005 Honda Civic.",
+            "Intersection",
+            None,
+        ),
+        # only the first road after "is a" is the road described again; the highway keeps its own lanes
+        (
+            "Vehicle one (V1), a 2010 Ford Focus, was eastbound on the service road of a mall. The service road is a "
+            "two-lane road that meets the four-lane highway from the west and ends. It was daylight. Vehicle two (V2), "
+            "a 2005 Honda Civic, was northbound on the highway. The front of V2 struck the left side of V1.",
+            "T-intersection",
+            (4, 2),
+        ),
+    ],
+)
+def test_places_elsewhere_and_roads_described_again_keep_to_what_the_narrative_says(
+    extractor: OfflineCrashExtractor, narrative: str, road_type: str, lanes: tuple[int, int] | None
+) -> None:
+    s = extract(extractor, narrative)
+    assert s.road_network.road_type == road_type
+    if lanes is not None:
+        net = s.to_safe()["Road network"]
+        assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == lanes

@@ -226,6 +226,12 @@ _NOT_HERE = re.compile(
     r"\b(?:away\s+from|far\s+from|no|nowhere\s+near)\s+(?:any\s+|an?\s+|the\s+|nearby\s+)?(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
+# A vehicle the impact moved somewhere: "V1 was pushed into the", "was shoved forward into that".
+_PUSHED_INTO = re.compile(
+    r"\b(?:was|were|got)\s+(?:pushed|shoved|propelled|knocked|forced|redirected|deflected)\s+(?:\w+\s+){0,2}?"
+    r"(?:into|through|across|onto)\s+(?:the|that|this)\s+(?:[\w-]+\s+)?$",
+    re.IGNORECASE,
+)
 _NEXT = re.compile(r"\b(?:next|upcoming|following|nearest|closest)\s+(?:\w+\s+)?$", re.IGNORECASE)
 # A distance and a side before a place: "about 90 m south of a signalized", "300 feet short of the", "250 m east of
 # the crash site".
@@ -627,13 +633,7 @@ class OfflineCrashExtractor:
         # where the first junction the crash is away from is named ("150 m east of a T-intersection"): a junction
         # named again after it with a definite word ("that intersection") is that one
         first_away = min(
-            (
-                m.start()
-                for road_type, matches in cues
-                if road_type in _JUNCTIONS
-                for m in matches
-                if placed_away(m) or _ELSEWHERE.match(pre, m.end())
-            ),
+            (m.start() for road_type, matches in cues if road_type in _JUNCTIONS for m in matches if placed_away(m)),
             default=len(pre),
         )
         for road_type, matches in cues:
@@ -643,7 +643,10 @@ class OfflineCrashExtractor:
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
-            if first_away < len(pre):
+            # "... waiting for a red signal at an intersection approximately 60 m ahead ... V1 was pushed into the
+            # intersection": where the impact pushed a vehicle is no place of the crash.
+            here = [m for m in here if not _PUSHED_INTO.search(pre, max(0, m.start() - 60), m.start())]
+            if away:
                 here = [
                     m
                     for m in here
@@ -842,8 +845,10 @@ class OfflineCrashExtractor:
         """Lanes, ways, whether a ramp, and where the noun is, of each road the narrative describes, in order of
         mention.
 
-        Four passes fill one table keyed by where each road noun is, each pass keeping what an earlier one found:
-        hyphenated counts before a road noun, counts per direction, a total "in all", and lanes counted in words.
+        Five passes fill one table keyed by where each road noun is, each pass keeping what an earlier one found:
+        hyphenated counts before a road noun, counts per direction, a total "in all", lanes counted in words, and
+        cross-sections listed lane by lane; a road described again in a sentence of its own then moves to where it was
+        first named.
         """
         found: dict[int, dict[str, Any]] = {}
         self._hyphenated_counts(text, found)
@@ -866,6 +871,8 @@ class OfflineCrashExtractor:
             m = _DESCRIBED_AS.match(text, start)
             if m is None or not m.end() <= key <= m.end() + 60 or m.group("first").lower() in _NOT_A_NAME:
                 continue
+            if _ROAD_NOUN.search(text, m.end(), key):
+                continue  # "The service road is a two-lane road that joins the highway": only the first road is it
             subject = m.group("subject")
             earlier = re.search(rf"\b{re.escape(subject)}\b", text[:start], re.IGNORECASE)
             nouns = list(_ROAD_NOUN.finditer(text, earlier.start(), earlier.end())) if earlier else []
