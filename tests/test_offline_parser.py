@@ -2616,15 +2616,24 @@ def test_a_sign_said_to_be_posted_stands_in_its_own_clause_not_at_the_other_plac
 def test_words_joined_by_a_slash_are_words_of_their_own(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:
-    """ "Carpool/High-Occupancy Vehicle (HOV) Lanes" names the HOV lanes, not a bare vehicle; a unit keeps its slash."""
-    assert [t.word for t in tokenize_rule("Carpool/High-Occupancy lane at 50 km/h")] == [
+    """ "Carpool/High-Occupancy Vehicle (HOV) Lanes" is two words and more; a unit or a short pair keeps its slash. An
+    ontology term written with a slash ("Skater/scooter rider") is still found in the split words. (The HOV rule is
+    a guard: the HOV lanes stay its subject.)"""
+    assert [t.word for t in tokenize_rule("Carpool/High-Occupancy lane at 50 km/h or 30 km/hr and/or less")] == [
         "carpool",
         "high-occupancy",
         "lane",
         "at",
         "50",
         "km/h",
+        "or",
+        "30",
+        "km/hr",
+        "and/or",
+        "less",
     ]
+    skater = best(parser, validator, "Give skater/scooter riders on the carriageway a wide berth.", "germany")
+    assert skater is not None and skater.manipulation == "a skater/scooter rider", skater
     mr = best(
         parser,
         validator,
@@ -2675,3 +2684,26 @@ def test_without_and_a_gerund_that_ends_its_clause_rule_nothing_out(
     )
     mr = best(parser, validator, text, "california")
     assert mr is not None and (mr.manipulation, mr.road_type) == ("a child", "school area"), mr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_road"),
+    [
+        # the opening phrase of the sign's own sentence places it
+        ("At an intersection, do not make a U-turn where a NO U-TURN sign is posted.", "intersection"),
+        ("On a one-way street, never turn around where a NO U-TURN sign has been posted.", "any roads"),
+    ],
+)
+def test_a_posted_sign_keeps_the_place_that_opens_its_sentence(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected_road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and (mr.manipulation, mr.road_type) == ("a no u-turn sign", expected_road), mr
+
+
+def test_plain_vehicles_that_may_turn_are_not_the_turning_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Vehicles in the left lane may turn left": what they may do, not a vehicle seen turning."""
+    mr = best(parser, validator, "Vehicles in the left lane may turn left or go straight on.", "california")
+    assert mr is not None and mr.manipulation == "a vehicle", mr

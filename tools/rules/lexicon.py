@@ -69,9 +69,10 @@ def tokenize_rule(text: str) -> list[Token]:
         piece = m.group(0)
         if piece[0].isalnum():
             # Words joined by a slash are alternatives, each a word of its own ("Carpool/High-Occupancy Vehicle
-            # Lanes"); a unit keeps its slash ("km/h").
-            parts = piece.split("/")
-            if len(parts) > 1 and all(len(p) > 1 and p[0].isalpha() for p in parts):
+            # Lanes"); a unit or a short pair keeps its slash ("km/h", "km/hr", "and/or"), and phrases are matched
+            # in both spellings (``PhraseMatcher``).
+            parts = _slash_parts(piece)
+            if len(parts) > 1:
                 at = m.start()
                 for part in parts:
                     low = part.lower().replace("\u2019", "'")
@@ -184,6 +185,20 @@ class Match:
     gap: int
 
 
+def _slash_parts(word: str) -> list[str]:
+    """The words a slash joins, where each is a word of three letters or more ("carpool/high-occupancy"), else the
+    word itself ("km/h", "and/or")."""
+    parts = word.split("/")
+    if len(parts) > 1 and all(len(p) > 2 and p[0].isalpha() for p in parts):
+        return parts
+    return [word]
+
+
+def _slash_variant(words: tuple[str, ...]) -> tuple[str, ...]:
+    """A folded phrase with its slash-joined words apart, as rule tokens have them ("skater/scooter rider")."""
+    return tuple(fold_word(part) for w in words for part in _slash_parts(w))
+
+
 def _hyphen_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Spellings of a folded phrase that differ only in hyphens: split at every hyphen, and each pair of
     neighbouring words joined by one ("no passing zone" -> "no-passing zone", "no passing-zone")."""
@@ -212,6 +227,13 @@ class PhraseMatcher:
         seen = {p.words for p in given}
         for p in given:
             self._by_first[p.words[0]].append(p)
+        # A phrase written with a slash ("skater/scooter rider", "walk/don't walk") is found as rule tokens split it.
+        for p in list(given):
+            split = _slash_variant(p.words)
+            if split != p.words and split not in seen:
+                seen.add(split)
+                given.append(Pattern(split, p.target, p.kind, p.weight))
+                self._by_first[split[0]].append(given[-1])
         # Texts hyphenate as they like ("no-passing zone", "left turn lane"): each phrase is also found with its
         # hyphens as spaces, or with two neighbouring words hyphenated, unless another phrase is written that way.
         for p in given:

@@ -526,7 +526,7 @@ class OntologyGroundedParser:
         window = [
             t.word
             for i, t in enumerate(toks[max(lo, m.start - 6) : m.end], start=max(lo, m.start - 6))
-            if t.clause != opening and not _without_doing(toks, i)
+            if t.clause != opening and not (_without_doing(toks, i) and not m.start <= i + 1 < m.end)
         ]
         # "with or without a crosswalk" rules nothing out.
         window = " ".join(window).replace("with or without", "with or").split()
@@ -698,7 +698,13 @@ class OntologyGroundedParser:
         for m in analysis.manipulations:
             if m.term.normalised not in _TURNING_KINDS or m.ruled_out:
                 continue
-            kind = "turning vehicle" if _said_to_turn(m, analysis.tokens) else None
+            turns = _said_to_turn(m, analysis.tokens)
+            if turns and m.term.normalised == "vehicle":
+                # "Vehicles in the left lane may turn left": what they may do, not what they are doing
+                after = _own_words_after(m, analysis.tokens, 6)
+                at = next((i for i, w in enumerate(after) if w in {"turn", "turning", "swing"}), len(after))
+                turns = not _MODALS & set(after[:at])
+            kind = "turning vehicle" if turns else None
             if m.term.normalised in _SAID_VEHICLES:
                 kind = kind or ("stopped vehicle" if _said_to_have_stopped(m, analysis.tokens) else None)
             if kind is not None:
@@ -802,8 +808,16 @@ class OntologyGroundedParser:
                 if m.term == manipulation and not m.ruled_out and _said_posted(m, analysis.tokens)
             ]
             if posted:
+                # (A place in the opening phrase of the sign's own sentence, "At an intersection, do not make a
+                # U-turn where ...", is still its place.)
                 clauses = {analysis.tokens[m.start].clause for m in posted}
-                specific = [p for p in specific if analysis.tokens[p.start].clause in clauses]
+                sentences = {analysis.tokens[m.start].sentence for m in posted}
+                specific = [
+                    p
+                    for p in specific
+                    if analysis.tokens[p.start].clause in clauses
+                    or (analysis.tokens[p.start].sentence in sentences and _fronted(p, analysis.tokens))
+                ]
         return specific
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
@@ -1147,6 +1161,7 @@ def _own_words_after(m: Mention, toks: list[Token], n: int) -> list[str]:
     return out
 
 
+_MODALS = frozenset({"may", "can", "must", "should", "might", "could", "shall"})
 _SUBORDINATORS = frozenset({"when", "whenever", "if", "while", "before", "after", "until", "unless", "because"})
 
 
@@ -1206,7 +1221,8 @@ _ON_FOOT = frozenset({"pedestrian", "person", "guide", "senior"})
 
 
 def _without_doing(toks: list[Token], i: int) -> bool:
-    """Whether ``toks[i]`` is a "without" followed by a gerund that ends its clause ("without looking,")."""
+    """Whether ``toks[i]`` is a "without" followed by a gerund that ends its clause ("without looking,"). (The caller
+    keeps "without" where that word is the mention itself: "without lighting," rules the lighting out.)"""
     return (
         toks[i].word == "without"
         and i + 1 < len(toks)
@@ -1216,18 +1232,24 @@ def _without_doing(toks: list[Token], i: int) -> bool:
     )
 
 
-_POSTED = frozenset({"posted", "displayed", "shown", "present", "up"})
+_POSTED = frozenset({"posted", "displayed", "shown", "present"})
 
 
 def _said_posted(m: Mention, toks: list[Token]) -> bool:
-    """Whether a sign's mention is followed, in its clause, by "is posted" ("are displayed", "is up")."""
-    after = toks[m.end : m.end + 2]
-    return (
-        len(after) == 2
-        and after[0].raw.lower() in {"is", "are"}
-        and after[1].raw.lower() in _POSTED
-        and after[1].clause == toks[m.start].clause
-    )
+    """Whether a sign's mention is followed, in its clause, by "is posted" ("are displayed", "has been posted")."""
+    clause = toks[m.start].clause
+    after: list[str] = []
+    for t in toks[m.end : m.end + 3]:
+        if t.clause != clause:
+            break
+        after.append(t.raw.lower())
+    if after[:2] in (["has", "been"], ["have", "been"]):
+        rest = after[2:]
+    elif after[:1] in (["is"], ["are"], ["was"], ["were"]):
+        rest = after[1:]
+    else:
+        return False
+    return bool(rest) and rest[0] in _POSTED
 
 
 _CURB_WORDS = frozenset({"curb", "curbs", "kerb", "kerbs", "corner", "corners"})
