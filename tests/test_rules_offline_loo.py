@@ -108,3 +108,23 @@ def test_packaged_vectors_are_the_embedders_own_and_another_model_computes_its_o
     assert np.allclose(packaged, embedder.encode(texts), atol=1e-4)
     assert packaged_vectors("another-model", texts) is None
     assert packaged_vectors(embedder.name, texts[:-1]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Do not go around a car stopped for a pedestrian in a crosswalk.", "a stopped vehicle"),
+        ("Never drive past a car that is stopped for pedestrians at the crosswalk.", "a stopped vehicle"),
+        # guard: whom the ego itself stops for stays the subject
+        ("Stop for a pedestrian at a crosswalk and wait until the person has crossed.", "a pedestrian"),
+    ],
+)
+def test_with_retrieval_whom_a_stopped_vehicle_stopped_for_stays_behind_it(
+    ontology: Ontology, embedder: MiniLMEmbedder, retriever: ReferenceRetriever, text: str, expected: str
+) -> None:
+    """The development rules near a crosswalk rule are mostly about pedestrians, so retrieval favours the pedestrian;
+    the pedestrian a stopped car stopped for is only why it stopped, and the stopped vehicle stays the MR."""
+    mr = OfflineReasoner(ontology, load_lexicon(), embedder, retriever).predict(
+        TrafficRule(id="own-1", text=text, region="california")
+    )
+    assert mr is not None and mr.manipulation == expected, mr

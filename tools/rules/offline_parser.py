@@ -368,6 +368,7 @@ class OntologyGroundedParser:
                 or _changed_from(mention, manip, toks)
                 or _marks_a_lane(mention, manip, toks)
                 or _hiding_place(mention, manip, toks)
+                or _whom_it_stopped_for(mention, manip, toks)
             ):
                 mention.aside = True
         behaviors, evidence = self._behaviours(model, toks)
@@ -1539,6 +1540,26 @@ _VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "p
 
 
 _AMONG = frozenset({"between", "near", "behind", "around", "among", "past"})
+
+
+def _whom_it_stopped_for(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
+    """Whom a stopped vehicle the rule names stopped for ("Never pass a car that has stopped for a pedestrian", "a
+    vehicle that has stopped at a crosswalk for pedestrians"): why it stopped, while the stopped vehicle is what the
+    ego meets."""
+    prep = m.start - 1
+    while prep >= 0 and toks[prep].word in {"a", "an", "the", "some", "any"}:
+        prep -= 1
+    if prep < 1 or toks[prep].word != "for":
+        return False
+    clause = toks[m.start].clause
+    return any(
+        o.term.normalised == "stopped vehicle"
+        and not o.ruled_out
+        and o.end <= prep
+        and prep - o.end <= 4
+        and all(t.clause == clause for t in toks[o.start : m.start])
+        for o in mentions
+    )
 
 
 def _hiding_place(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
