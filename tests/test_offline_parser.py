@@ -2707,3 +2707,26 @@ def test_plain_vehicles_that_may_turn_are_not_the_turning_vehicle(
     """ "Vehicles in the left lane may turn left": what they may do, not a vehicle seen turning."""
     mr = best(parser, validator, "Vehicles in the left lane may turn left or go straight on.", "california")
     assert mr is not None and mr.manipulation == "a vehicle", mr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the list names oncoming traffic first: it ranks first, though "pedestrians" is the ontology's own word
+        (
+            "Flashing Yellow Arrow A turn on this arrow is not protected: give way to oncoming traffic and pedestrians "
+            "before you go.",
+            "an oncoming vehicle",
+        ),
+        # guard: "cars" first in a list is any traffic, and the named road user after it stays the subject
+        (
+            "Before pulling away from the curb, signal and glance back over your shoulder for cars and bicyclists",
+            "a bicyclist",
+        ),
+    ],
+)
+def test_road_users_listed_together_rank_in_the_lists_order(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == expected, mr

@@ -19,6 +19,7 @@ Results name this parser ``offline:ontology-grounded`` so nobody mistakes them f
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -348,6 +349,7 @@ class OntologyGroundedParser:
             mention.score = self._score(model, mention, toks)
         for mention in roads:
             mention.score = self._score(model, mention, toks)
+        _list_order(manip, toks)
         # A vehicle's own flashing lights ("a tow truck with amber lights flashing") describe it: they are no rival.
         # Nor are road users listed as whom the rule speaks to ("Trucks, buses and cars must all obey a YIELD sign"),
         # or the motor vehicles a lane is for ("HOV lanes are reserved for buses and carpools").
@@ -1560,6 +1562,25 @@ def _whom_it_stopped_for(m: Mention, mentions: list[Mention], toks: list[Token])
         and all(t.clause == clause for t in toks[o.start : m.start])
         for o in mentions
     )
+
+
+def _list_order(mentions: list[Mention], toks: list[Token]) -> None:
+    """Road users listed together ("yield to oncoming traffic and pedestrians") rank in the order the list names them,
+    whether each is named by its ontology term or by a handbook phrase for it."""
+    users = sorted((m for m in mentions if m.term.category == "object"), key=lambda m: m.start)
+    for a, b in itertools.pairwise(users):
+        between = {t.word for t in toks[a.end : b.start]}
+        if (
+            b.start > a.end
+            and between <= _LIST_WORDS
+            and toks[a.start].clause == toks[b.start].clause
+            and not set(tokens(a.surface)) <= _GENERIC_VEHICLE_WORDS  # "cars and bicyclists": cars are any traffic
+            and b.score > a.score
+        ):
+            b.score = a.score - 0.01
+
+
+_LIST_WORDS = frozenset({"and", "or", "to", "the", "any", "other"})
 
 
 def _hiding_place(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
