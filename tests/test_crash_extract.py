@@ -27,6 +27,12 @@ def extract(extractor: OfflineCrashExtractor, text: str, case_id: str = "t") -> 
     return extractor.extract(CrashReport(case_id=case_id, summary=text))
 
 
+def t_shape(s: Scenario) -> tuple[str, int, int]:
+    """A T's road type with its main and branch lane counts, as SAFE's DSL gives them."""
+    net = s.to_safe()["Road network"]
+    return s.road_network.road_type, net["No_lanes_main_road"], net["No_lanes_branch_road"]
+
+
 def test_dsl_round_trips_and_names_bad_fields() -> None:
     """A scenario survives YAML and JSON; a wrong value is reported with its field path."""
     s = Scenario(
@@ -1514,12 +1520,7 @@ def test_a_lane_list_late_in_a_long_sentence_is_the_roads_that_sentence_describe
         "at the signal it has a northbound left-turn lane, a northbound right-turn lane, and one southbound lane. It "
         "was daylight. The front of Vehicle two (V2), a 2003 Volkswagen Jetta, struck the left side of V1.",
     )
-    net = s.to_safe()["Road network"]
-    assert (s.road_network.road_type, net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (
-        "T-intersection",
-        5,
-        3,
-    )
+    assert t_shape(s) == ("T-intersection", 5, 3)
 
 
 def test_a_turn_lane_whose_direction_follows_its_kind_is_an_item_of_the_cross_section(
@@ -1552,12 +1553,7 @@ def test_a_road_named_in_passing_and_described_in_a_later_sentence_keeps_its_pla
         "2009 Ford Ranger pickup, was eastbound on the service road and turned left. The front of V1 struck the left "
         "side of V2.",
     )
-    net = s.to_safe()["Road network"]
-    assert (s.road_network.road_type, net["No_lanes_main_road"], net["No_lanes_branch_road"]) == (
-        "T-intersection",
-        4,
-        2,
-    )
+    assert t_shape(s) == ("T-intersection", 4, 2)
     ramp = extract(
         extractor,
         "Vehicle one (V1), a 2011 Kia Soul, was westbound on Route 40, a two-lane, two-way rural highway, passing the "
@@ -1634,5 +1630,4 @@ def test_places_elsewhere_and_roads_described_again_keep_to_what_the_narrative_s
     s = extract(extractor, narrative)
     assert s.road_network.road_type == road_type
     if lanes is not None:
-        net = s.to_safe()["Road network"]
-        assert (net["No_lanes_main_road"], net["No_lanes_branch_road"]) == lanes
+        assert t_shape(s)[1:] == lanes

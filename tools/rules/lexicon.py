@@ -71,19 +71,13 @@ def tokenize_rule(text: str) -> list[Token]:
             # Words joined by a slash are alternatives, each a word of its own ("Carpool/High-Occupancy Vehicle
             # Lanes"); a unit or a short pair keeps its slash ("km/h", "km/hr", "and/or"), and phrases are matched
             # in both spellings (``PhraseMatcher``).
-            parts = _slash_parts(piece)
-            if len(parts) > 1:
-                at = m.start()
-                for part in parts:
-                    low = part.lower().replace("\u2019", "'")
-                    out.append(Token(fold_word(low), part, clause, sentence, at, at + len(part)))
-                    at += len(part) + 1
-                continue
-            raw = piece
-            low = raw.lower().replace("\u2019", "'")
-            if low.endswith(".") and low[:-1] in _ABBREVIATIONS:
-                low = low[:-1]
-            out.append(Token(fold_word(low), raw, clause, sentence, m.start(), m.end()))
+            at = m.start()
+            for raw in _slash_parts(piece):
+                low = raw.lower().replace("\u2019", "'")
+                if low.endswith(".") and low[:-1] in _ABBREVIATIONS:
+                    low = low[:-1]
+                out.append(Token(fold_word(low), raw, clause, sentence, at, at + len(raw)))
+                at += len(raw) + 1
             continue
         prev = out[-1].word if out else ""
         if piece == "." and prev in _ABBREVIATIONS:
