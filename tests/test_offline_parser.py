@@ -2730,3 +2730,27 @@ def test_road_users_listed_together_rank_in_the_lists_order(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == expected, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a heading that names a region road user or event is the rule's subject; the patrol car is how it is done
+        (
+            "Traffic Breaks Highway patrol may hold back the traffic behind it by zigzagging a police car over every "
+            "lane with its emergency lights on. Do not overtake until the lights are switched off.",
+            "a traffic break",
+        ),
+        # guard: a heading that names a sign names what the sign shows, and the sign stays the subject
+        (
+            "Cattle Crossing sign yellow diamond with a cow Livestock may be on the road in open range country. Slow "
+            "down and be ready to stop.",
+            "warning signs",
+        ),
+    ],
+)
+def test_a_road_user_that_heads_the_rule_is_its_subject(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == expected, mr

@@ -657,11 +657,22 @@ class OntologyGroundedParser:
         named_by_core = lead is not None and any(
             m.term.is_core and m.start < lead.end and lead.start < m.end for m in analysis.manipulations
         )
+        # A region road user or event that heads the rule ("Traffic Breaks An officer weaves a patrol car across
+        # the lanes ...") is its subject too, and the core vehicle that carries it out is a detail; but where the
+        # opening sentence names a sign ("Deer Crossing Sign yellow diamond sign with a leaping deer"), the road
+        # user is what the sign shows, and the sign leads.
+        sign_heading = any(
+            m.term.category == "traffic_infrastructure"
+            and analysis.tokens[m.start].sentence == analysis.tokens[0].sentence
+            for m in analysis.manipulations
+        )
         subject = (
             lead.term.normalised
             if lead is not None
-            and lead.term.category == "traffic_infrastructure"
-            and not road_user
+            and (
+                (lead.term.category == "traffic_infrastructure" and not road_user)
+                or (lead.term.category == "object" and not sign_heading)
+            )
             and not named_by_core
             else None
         )
