@@ -2754,3 +2754,16 @@ def test_a_road_user_that_heads_the_rule_is_its_subject(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == expected, mr
+
+
+def test_a_list_that_repeats_its_preposition_keeps_its_order(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "Look out for people walking and for cars backing out": still one list, led by the people on foot."""
+    mr = best(
+        parser,
+        validator,
+        "Parking Lots Drive slowly between the rows and look out for people walking and for cars backing out.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "a pedestrian", mr

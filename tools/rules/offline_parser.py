@@ -1591,7 +1591,7 @@ def _list_order(mentions: list[Mention], toks: list[Token]) -> None:
             b.score = a.score - 0.01
 
 
-_LIST_WORDS = frozenset({"and", "or", "to", "the", "any", "other"})
+_LIST_WORDS = frozenset({"and", "or", "to", "for", "the", "any", "other"})
 
 
 def _hiding_place(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
