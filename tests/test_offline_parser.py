@@ -2767,3 +2767,17 @@ def test_a_list_that_repeats_its_preposition_keeps_its_order(
         "california",
     )
     assert mr is not None and mr.manipulation == "a pedestrian", mr
+
+
+def test_the_subject_of_a_sentences_is_is_what_it_is_about(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "A limit line is ...": the sign and the signal named after it say where the line is used."""
+    mr = best(
+        parser,
+        validator,
+        "A limit line is the broad white stripe painted across your lane that marks where to halt for a red light "
+        "or a STOP sign.",
+        "california",
+    )
+    assert mr is not None and mr.manipulation == "limit lines", mr

@@ -542,6 +542,15 @@ class OntologyGroundedParser:
             m.ruled_out = True
         if sentence == 0 and toks[m.start].clause == toks[0].clause:
             score += 0.5
+        # "A limit line is a wide white line ... where to stop for a STOP sign", "Motorcyclists are harder to see in
+        # rain": the term a sentence opens with as the subject of its "is" or "are" is what the sentence is about.
+        if (
+            set(before) <= {"a", "an", "the"}
+            and m.end < len(toks)
+            and toks[m.end].word in {"is", "are"}
+            and not m.ruled_out
+        ):
+            score += 1.0
         return score
 
     def _behaviours(self, model: _RegionModel, toks: list[Token]) -> tuple[dict[str, float], dict[str, list[str]]]:
