@@ -2781,3 +2781,42 @@ def test_the_subject_of_a_sentences_is_is_what_it_is_about(
         "california",
     )
     assert mr is not None and mr.manipulation == "limit lines", mr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_ca", "expected_de"),
+    [
+        (
+            "When the car ahead of you brakes, ease off early so that you can still stop behind it.",
+            "a vehicle",
+            "a driver in front",
+        ),
+        ("Trucks and cars must keep to the right lane on this stretch of road.", "a vehicle", "a motor vehicle"),
+    ],
+)
+def test_a_region_that_lists_only_the_plain_vehicle_calls_cars_vehicles(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected_ca: str, expected_de: str
+) -> None:
+    """California's list names the plain Vehicle and no motor vehicle or driver in front; Germany's names those."""
+    ca = best(parser, validator, text, "california")
+    de = best(parser, validator, text, "germany")
+    assert ca is not None and ca.manipulation == expected_ca, ca
+    assert de is not None and de.manipulation == expected_de, de
+
+
+def test_a_plain_vehicle_said_to_have_stopped_is_the_stopped_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """California's car ahead is a plain vehicle, and one its clause says has stopped is the stopped vehicle."""
+    mr = best(
+        parser, validator, "If the car in front of you has stopped at a crosswalk, never drive around it.", "california"
+    )
+    assert mr is not None and mr.manipulation == "a stopped vehicle", mr
+
+
+def test_whom_a_stopped_car_stopped_for_may_be_named_by_a_phrase(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "stopped for people on foot": the people are why it stopped, though "people" stands between "for" and them."""
+    a = parser.analyse(rule("Never go around a car that has stopped for people on foot.", region="california"))
+    assert [m.aside for m in a.manipulations if m.term.normalised == "pedestrian"] == [True]

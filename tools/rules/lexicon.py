@@ -325,6 +325,7 @@ class Lexicon:
     sign_classes: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     regional_names: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     riders: dict[str, str] = field(metadata=_GENERAL, default_factory=dict)
+    plain_vehicles: dict[str, list[str]] = field(metadata=_GENERAL, default_factory=dict)
     implied_last: dict[str, list[str]] = field(metadata=_PHRASE_LISTS, default_factory=dict)
     source: str = field(metadata=_GENERAL, default="packaged lexicon.yaml")
 

@@ -47,11 +47,12 @@ OFFLINE_PARSER_NAME = "offline:ontology-grounded"
 
 _ANY_ROADS = "any roads"
 _MOTOR_VEHICLE = "motor vehicle"
-# The vehicles whose kind their own clause can say: a motor vehicle, or the one in front ("the car ahead has stopped").
-_SAID_VEHICLES = frozenset({_MOTOR_VEHICLE, "multi-track motor vehicle", "driver in front"})
+# The vehicles whose kind their own clause can say: a motor vehicle, the one in front ("the car ahead has stopped"), or
+# the plain vehicle a region's list calls them (see plain_vehicles in the lexicon).
+_SAID_VEHICLES = frozenset({_MOTOR_VEHICLE, "multi-track motor vehicle", "driver in front", "vehicle"})
 # Vehicles whose turn, when their own clause tells of it, makes them a turning vehicle, the plain "vehicles" too ("Large
 # vehicles swing wide when turning right"). (A bus that stops is at its stop.)
-_TURNING_KINDS = _SAID_VEHICLES | {"public transport bus", "vehicle"}
+_TURNING_KINDS = _SAID_VEHICLES | {"public transport bus"}
 _LIGHTING = re.compile(r"light|dark|glare|night|dusk|dawn")
 _SURFACE = re.compile(r"road|ice|mud|gravel|pothole|slippery|flood")
 
@@ -156,6 +157,17 @@ class _RegionModel:
                 for words, pattern in list(manip_patterns.items()):
                     if pattern.target == vehicle_key:
                         manip_patterns[words] = dataclasses.replace(pattern, target=rider_key)
+        # Likewise a region whose own list names the plain vehicle and not these kinds of it (California's Vehicle,
+        # and no Motor vehicle or Driver in front) speaks of cars, trucks and the car ahead as vehicles. (The kinds'
+        # own names, "motor vehicles", stay theirs.)
+        for plain, kinds in lexicon.plain_vehicles.items():
+            plain_key = normalise_phrase(plain)
+            if plain_key not in own or vocabulary.lookup("manipulation", plain) is None:
+                continue
+            for kind_key in {normalise_phrase(k) for k in kinds} - set(own):
+                for words, pattern in list(manip_patterns.items()):
+                    if pattern.target == kind_key and pattern.kind == "alias":
+                        manip_patterns[words] = dataclasses.replace(pattern, target=plain_key)
         self.manipulation_matcher = PhraseMatcher(manip_patterns.values())
 
         # Region road types map onto the core one the lexicon names for them (an ontology-level table).
@@ -1568,12 +1580,14 @@ def _whom_it_stopped_for(m: Mention, mentions: list[Mention], toks: list[Token])
     """Whom a stopped vehicle the rule names stopped for ("Never pass a car that has stopped for a pedestrian", "a
     vehicle that has stopped at a crosswalk for pedestrians"): why it stopped, while the stopped vehicle is what the
     ego meets."""
-    prep = m.start - 1
-    while prep >= 0 and toks[prep].word in {"a", "an", "the", "some", "any"}:
-        prep -= 1
-    if prep < 1 or toks[prep].word != "for":
-        return False
     clause = toks[m.start].clause
+    # "for a pedestrian", "for people on foot": "for" up to three words before the mention, in its clause.
+    prep = next(
+        (i for i in range(m.start - 1, max(0, m.start - 4), -1) if toks[i].word == "for" and toks[i].clause == clause),
+        -1,
+    )
+    if prep < 1:
+        return False
     return any(
         o.term.normalised == "stopped vehicle"
         and not o.ruled_out
