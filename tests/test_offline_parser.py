@@ -2741,6 +2741,12 @@ def test_road_users_listed_together_rank_in_the_lists_order(
             "lane with its emergency lights on. Do not overtake until the lights are switched off.",
             "a traffic break",
         ),
+        # the patrol car's own lights (an aside) are no sign the heading would name
+        (
+            "Traffic Breaks A police car with flashing amber lights zigzags over every lane to hold the traffic "
+            "back. Stay behind it.",
+            "a traffic break",
+        ),
         # guard: a heading that names a sign names what the sign shows, and the sign stays the subject
         (
             "Cattle Crossing sign yellow diamond with a cow Livestock may be on the road in open range country. Slow "
@@ -2756,23 +2762,35 @@ def test_a_road_user_that_heads_the_rule_is_its_subject(
     assert mr is not None and mr.manipulation == expected, mr
 
 
+@pytest.mark.parametrize("region", ["california", "germany"])
 def test_a_list_that_repeats_its_preposition_keeps_its_order(
-    parser: OntologyGroundedParser, validator: OfflineValidator
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str
 ) -> None:
-    """ "Look out for people walking and for cars backing out": still one list, led by the people on foot."""
+    """ "Look out for people walking and for cars backing out": still one list, led by the people on foot. A lone
+    "for" ("behind the parked car for the bicyclist to pass") makes no list."""
     mr = best(
         parser,
         validator,
         "Parking Lots Drive slowly between the rows and look out for people walking and for cars backing out.",
-        "california",
+        region,
     )
     assert mr is not None and mr.manipulation == "a pedestrian", mr
+    lone = best(parser, validator, "Wait behind the parked car for the bicyclist to pass.", region)
+    assert lone is not None and lone.manipulation == "a bicyclist", lone
 
 
-def test_the_subject_of_a_sentences_is_is_what_it_is_about(
+def test_the_subject_of_a_sentences_is_or_are_is_what_it_is_about(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:
-    """ "A limit line is ...": the sign and the signal named after it say where the line is used."""
+    """ "A limit line is ...": the sign and the signal named after it say where the line is used. A bare "vehicles"
+    opening a later sentence is any traffic, and the rule's road user stays its subject."""
+    vehicles = best(
+        parser,
+        validator,
+        "Yield to people walking in a crosswalk. Vehicles are not allowed to stand on it.",
+        "california",
+    )
+    assert vehicles is not None and vehicles.manipulation == "a pedestrian", vehicles
     mr = best(
         parser,
         validator,
@@ -2820,3 +2838,26 @@ def test_whom_a_stopped_car_stopped_for_may_be_named_by_a_phrase(
     """ "stopped for people on foot": the people are why it stopped, though "people" stands between "for" and them."""
     a = parser.analyse(rule("Never go around a car that has stopped for people on foot.", region="california"))
     assert [m.aside for m in a.manipulations if m.term.normalised == "pedestrian"] == [True]
+
+
+def test_the_car_ahead_implies_no_oncoming_vehicle(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
+    """California's "car ahead" is a plain vehicle there, but still the one in front: a yield nearby makes it no
+    oncoming vehicle."""
+    mr = best(
+        parser, validator, "Keep well back from the car ahead, since it may have to yield at any moment.", "california"
+    )
+    assert mr is not None and mr.manipulation == "a vehicle", mr
+
+
+def test_a_gapped_phrase_leaves_the_plain_vehicle_it_spans(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "a truck is turning": the truck stays a mention of its own, whose clause says what it does."""
+    mr = best(parser, validator, "A truck is turning right at the corner, so stay back.", "california")
+    assert mr is not None and mr.manipulation == "a turning vehicle", mr
+
+
+def test_a_place_after_for_is_no_reason_for_stopping(parser: OntologyGroundedParser) -> None:
+    """ "stopped for long near children": "for" reaches no road user across a preposition."""
+    a = parser.analyse(rule("Never pass a car stopped for long near children.", region="california"))
+    assert [m.aside for m in a.manipulations if m.term.normalised == "child"] == [False]

@@ -167,7 +167,8 @@ class _RegionModel:
             for kind_key in {normalise_phrase(k) for k in kinds} - set(own):
                 for words, pattern in list(manip_patterns.items()):
                     if pattern.target == kind_key and pattern.kind == "alias":
-                        manip_patterns[words] = dataclasses.replace(pattern, target=plain_key)
+                        # (the kind it stood for stays known: "the car ahead" implies no oncoming vehicle)
+                        manip_patterns[words] = dataclasses.replace(pattern, target=plain_key, kind=_PLAIN + kind_key)
         self.manipulation_matcher = PhraseMatcher(manip_patterns.values())
 
         # Region road types map onto the core one the lexicon names for them (an ontology-level table).
@@ -346,9 +347,9 @@ class OntologyGroundedParser:
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks, masked=plain)]
         roads = [m for m in roads if not (_general_manoeuvre(m, toks) or _forbidden_u_turn(m, toks))]
         manip = _drop_nested(manip, roads)
+        manip = _drop_broken_compounds(manip, roads)
         manip = _drop_less_specific(manip)
         manip = _drop_spanning(manip)
-        manip = _drop_broken_compounds(manip, roads)
         roads = _drop_broken_compounds(roads, manip)
         roads = _drop_nested(roads, manip)
         manip, roads = _drop_modifiers(manip, roads, toks), _drop_modifiers(roads, manip, toks)
@@ -558,6 +559,7 @@ class OntologyGroundedParser:
         # rain": the term a sentence opens with as the subject of its "is" or "are" is what the sentence is about.
         if (
             set(before) <= {"a", "an", "the"}
+            and not set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS  # "The car is not allowed to ..."
             and m.end < len(toks)
             and toks[m.end].word in {"is", "are"}
             and not m.ruled_out
@@ -594,7 +596,7 @@ class OntologyGroundedParser:
         ranked = sorted(best.values(), key=lambda m: -m.score)
         # A generic vehicle whose own clause names its kind ("a vehicle is tailgating you", "a vehicle stopped
         # ahead") is that kind; only a clause that names none leaves it to what the rule implies ("let pass").
-        if ranked and ranked[0].term.normalised in model.specialised:
+        if ranked and _generic_name(ranked[0]) in model.specialised:
             top = ranked[0]
             clause = analysis.tokens[top.start].clause
             kinds = [
@@ -618,8 +620,8 @@ class OntologyGroundedParser:
         ):
             ranked[0] = dataclasses.replace(ranked[0], term=said, via="specialised")
             ranked = [ranked[0], *(m for m in ranked[1:] if m.term != said)]
-        if ranked and ranked[0].term.normalised in model.specialised:
-            target = model.specialised[ranked[0].term.normalised]
+        if ranked and _generic_name(ranked[0]) in model.specialised:
+            target = model.specialised[_generic_name(ranked[0])]
             for match in model.implied_matcher.find(analysis.tokens):
                 if match.pattern.target == target:
                     top = ranked[0]
@@ -684,6 +686,8 @@ class OntologyGroundedParser:
         # user is what the sign shows, and the sign leads.
         sign_heading = any(
             m.term.category == "traffic_infrastructure"
+            and "sign" in m.term.tokens
+            and not (m.ruled_out or m.aside)
             and analysis.tokens[m.start].sentence == analysis.tokens[0].sentence
             for m in analysis.manipulations
         )
@@ -1576,6 +1580,18 @@ _VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "p
 _AMONG = frozenset({"between", "near", "behind", "around", "among", "past"})
 
 
+_PLAIN = "plain vehicle for "
+# ("stopped for long near children": the children are no reason it stopped)
+_PREPOSITIONS = frozenset({"at", "in", "on", "near", "by", "behind", "from", "to", "with", "of", "around", "beside"})
+
+
+def _generic_name(m: Mention) -> str:
+    """The term a mention's wording names for specialising a generic road user: for a kind a region calls a plain
+    vehicle (see plain_vehicles in the lexicon), that kind ("the car ahead" is the one in front, whatever the list
+    calls it)."""
+    return m.via.removeprefix(_PLAIN) if m.via.startswith(_PLAIN) else m.term.normalised
+
+
 def _whom_it_stopped_for(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
     """Whom a stopped vehicle the rule names stopped for ("Never pass a car that has stopped for a pedestrian", "a
     vehicle that has stopped at a crosswalk for pedestrians"): why it stopped, while the stopped vehicle is what the
@@ -1586,7 +1602,7 @@ def _whom_it_stopped_for(m: Mention, mentions: list[Mention], toks: list[Token])
         (i for i in range(m.start - 1, max(0, m.start - 4), -1) if toks[i].word == "for" and toks[i].clause == clause),
         -1,
     )
-    if prep < 1:
+    if prep < 0 or _PREPOSITIONS & {t.word for t in toks[prep + 1 : m.start]}:
         return False
     return any(
         o.term.normalised == "stopped vehicle"
@@ -1607,6 +1623,8 @@ def _list_order(mentions: list[Mention], toks: list[Token]) -> None:
         if (
             b.start > a.end
             and between <= _LIST_WORDS
+            and ("for" not in between or bool(between & {"and", "or"}))  # "for X and for Y", not "X for Y to ..."
+            and not (a.aside or a.ruled_out)
             and toks[a.start].clause == toks[b.start].clause
             and not set(tokens(a.surface)) <= _GENERIC_VEHICLE_WORDS  # "cars and bicyclists": cars are any traffic
             and b.score > a.score
@@ -1856,6 +1874,7 @@ def _drop_less_specific(mentions: list[Mention]) -> list[Mention]:
             and m.start < o.end
             and o.term.normalised != m.term.normalised
             and words < set(o.term.tokens)
+            and not (o.gap > 0 and m.gap == 0)
             for o in mentions
         )
 
