@@ -1200,7 +1200,6 @@ def _own_words_after(m: Mention, toks: list[Token], n: int) -> list[str]:
     return out
 
 
-_MODALS = frozenset({"may", "can", "must", "should", "might", "could", "shall"})
 _SUBORDINATORS = frozenset({"when", "whenever", "if", "while", "before", "after", "until", "unless", "because"})
 
 
