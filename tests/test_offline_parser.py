@@ -2861,3 +2861,13 @@ def test_a_place_after_for_is_no_reason_for_stopping(parser: OntologyGroundedPar
     """ "stopped for long near children": "for" reaches no road user across a preposition."""
     a = parser.analyse(rule("Never pass a car stopped for long near children.", region="california"))
     assert [m.aside for m in a.manipulations if m.term.normalised == "child"] == [False]
+
+
+def test_a_sudden_stop_ahead_is_braking_not_a_stopped_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "if the car in front stops suddenly": it brakes; the ego keeps room behind the one in front."""
+    mr = best(
+        parser, validator, "Stay far enough back to brake in time if the driver in front stops suddenly.", "germany"
+    )
+    assert mr is not None and mr.manipulation == "a driver in front", mr
