@@ -1215,9 +1215,7 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
         (i for i, w in enumerate(raw) if w in {"stopped", "stops", "stopping", "waiting", "waits", "halted"}), None
     )
     # "if the driver ahead stops suddenly", "stops short": a sudden stop is braking, not a vehicle standing still
-    if stop is not None and raw[stop + 1 : stop + 2] and raw[stop + 1] in _SUDDENLY:
-        return False
-    return stop is not None and not _MODALS & set(after[:stop])
+    return stop is not None and not _SUDDENLY & set(raw[stop + 1 : stop + 2]) and not _MODALS & set(after[:stop])
 
 
 _SUDDENLY = frozenset({"short", "suddenly", "quickly", "abruptly", "hard", "fast"})
