@@ -1073,6 +1073,8 @@ def test_a_t_with_a_one_lane_one_way_branch(extractor: OfflineCrashExtractor, na
         "a two-lane, two-way township road enters from the north and ends at State Route 9, a four-lane, two-way "
         "highway",
         "a two-lane, two-way street comes in from the west and ends at US-20, a four-lane, two-way highway",
+        # ... or at a road whose noun follows four words, one in brackets
+        "a two-lane, two-way street enters from the south and ends at a four-lane, two-way (east-west) divided highway",
     ],
 )
 def test_ts_said_in_other_words_and_the_wider_road_goes_through(
