@@ -595,6 +595,23 @@ def test_an_exclusion_in_an_opening_phrase_ends_with_it(parser: OntologyGrounded
 
 
 @pytest.mark.parametrize(
+    ("text", "region"),
+    [
+        ("Where a side road ends at a highway with no STOP sign, the drivers on the highway have the right-of-way.",
+         "california"),
+        ("At a junction without a YIELD sign, let the traffic on the main road go first.", "germany"),
+    ],
+)  # fmt: skip
+def test_what_the_wording_implies_outranks_the_terms_it_rules_out(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, region: str
+) -> None:
+    """A rule that names only signs it rules out, and no road user the lexicon knows: the vehicle its right-of-way
+    wording implies is the MR's subject, not the absent sign."""
+    mr = best(parser, validator, text, region)
+    assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
+
+
+@pytest.mark.parametrize(
     ("text", "term"),
     [
         ("Use low-beam headlights in fog; high beams reflect back.", "fog environment"),

@@ -718,8 +718,10 @@ class OntologyGroundedParser:
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
         if riders is not None and ranked[0].term.normalised in _TRANSIT:  # (riders is one of ranked)
             ranked = [riders, *(m for m in ranked if m is not riders)]
-        if ranked:
+        if ranked and not all(m.ruled_out for m in ranked):
             return ranked
+        # Nothing named, or only what the rule rules out ("At a T intersection without STOP or YIELD signs, drivers on
+        # the through road have the right-of-way"): what the wording implies comes first, the ruled-out terms after.
         implied: list[Mention] = []
         matches = model.implied_matcher.find(analysis.tokens)
         for match in sorted(matches, key=lambda mt: mt.pattern.kind == "implied last"):  # (stable: text order)
@@ -727,7 +729,7 @@ class OntologyGroundedParser:
             if all(i.term != term for i in implied):
                 surface = " ".join(t.raw for t in analysis.tokens[match.start : match.end])
                 implied.append(Mention(term, match.start, match.end, 0, "implied", surface, 0.0))
-        return implied
+        return [*implied, *(m for m in ranked if all(i.term != m.term for i in implied))]
 
     @staticmethod
     def said_vehicle(model: _RegionModel, analysis: RuleAnalysis) -> Term | None:

@@ -230,8 +230,12 @@ class OfflineValidator:
             road_ok, road_detail = False, f"the rule does not name {road!r}"
         add("elements_in_rule", "road type grounded in rule", road_ok, road_detail)
         lexical = {m.term.normalised for m in analysis.manipulations}
+        # What the wording implies grounds a term where the rule names none, or only ones it rules out (as the parser
+        # ranks them).
         implied_manips = (
-            {mt.pattern.target for mt in model.implied_matcher.find(analysis.tokens)} if not lexical else set()
+            {mt.pattern.target for mt in model.implied_matcher.find(analysis.tokens)}
+            if all(m.ruled_out for m in analysis.manipulations)
+            else set()
         )
         semantic = {normalise_phrase(label): sim for label, sim in analysis.semantic}
         specialised = any(model.specialised.get(generic) == manip for generic in lexical) and any(
