@@ -595,6 +595,23 @@ def test_an_exclusion_in_an_opening_phrase_ends_with_it(parser: OntologyGrounded
 
 
 @pytest.mark.parametrize(
+    "text", ["Never make a U-turn at a railroad crossing.", "Do not back up on a railroad crossing."]
+)
+def test_a_nearest_term_keeps_to_the_place_the_rule_names(
+    ontology: Ontology, embedder: MiniLMEmbedder, text: str
+) -> None:
+    """A rule that names no term of its own but a railroad crossing: MiniLM's nearest label may be a school's
+    crossing guard (the word "crossing"), but the term the MR adds is the one whose place is the crossing."""
+    with_model = OntologyGroundedParser(ontology=ontology, embedder=embedder)
+    r = rule(text, region="california")
+    checks = OfflineValidator(ontology=ontology, parser=with_model)
+    verdict = choose_best(checks.validate_sync(r, with_model.parse(r)))
+    assert verdict is not None, text
+    mr = verdict.candidate.mr
+    assert (mr.road_type, mr.manipulation) == ("railroad crossings", "a railroad crossing sign (crossbuck)"), mr
+
+
+@pytest.mark.parametrize(
     ("text", "region"),
     [
         ("Where a side road ends at a highway with no STOP sign, the drivers on the highway have the right-of-way.",

@@ -1010,7 +1010,15 @@ class OntologyGroundedParser:
                 for t, sim in semantic_terms
                 if t is not None and t.normalised not in named
             ]
-            entries.sort(key=lambda e: -e[2])
+            # A nearest term whose own place is not one the rule names comes after those whose place it is or that
+            # have none ("within 100 feet of a railroad crossing": the crossbuck, not the crossing guard of a school).
+            places = {m.term.normalised for m in self.places(model, analysis)}
+            entries.sort(
+                key=lambda e: (
+                    bool(places) and model.implied_roads.get(e[0].normalised, next(iter(places))) not in places,
+                    -e[2],
+                )
+            )
         top_score = entries[0][2] if entries else 0.0
         for rank, (term, surface, score) in enumerate(entries[: self.top_k]):
             road, road_ev = self._road_type(model, analysis, term)
