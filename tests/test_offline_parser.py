@@ -454,6 +454,15 @@ def test_turning_with_a_manoeuvre_made_anywhere_names_no_junction(parser: Ontolo
     assert junction.road_type == "intersection"
 
 
+def test_a_turn_to_one_side_beside_passing_names_no_junction(parser: OntologyGroundedParser) -> None:
+    """Lane-choice advice ('the left lane is for those who pass or turn left') is about any road: passing is done
+    anywhere, so a turn to a side coordinated with it names no junction; planning a turn alone still does."""
+    lane = "The lane farthest to the left is for drivers who want to pass or turn left."
+    assert parser.parse(rule(lane, region="california"))[0].mr.road_type == "any roads"
+    turn = "Stay in the left lane when you plan to turn left."
+    assert parser.parse(rule(turn, region="california"))[0].mr.road_type == "intersection"
+
+
 def test_what_the_wording_implies_comes_before_the_nearest_label(ontology: Ontology, embedder: MiniLMEmbedder) -> None:
     """A rule that names no term: what its wording implies ('a traffic signal' its red light, 'yield' an oncoming
     vehicle) is the first candidate, ahead of MiniLM's nearest labels (which found 'heavy traffic' and 'a yield

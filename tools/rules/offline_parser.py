@@ -1410,7 +1410,7 @@ _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
 _ANYWHERE_MANOEUVRES = frozenset(
     "back backing reverse reversing park parking merge merging brake braking swerve swerving steer steering change "
-    "changing".split()
+    "changing pass passing".split()
 )
 # "turn sharply", "turning suddenly": a swerve of the wheel, not a turn at a junction.
 _SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
@@ -1438,7 +1438,10 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
     after = [t.word for t in toks[m.end : m.end + 8] if t.clause == clause]
     if turn and any(w in _OFF_ROAD_PLACES for w in after):
         return True
-    if m.end - m.start != 1 or toks[m.start].word not in _BARE_TURN:
+    # a bare turn, or one to a side ("to pass or turn left")
+    if toks[m.start].word not in _BARE_TURN or not (
+        m.end - m.start == 1 or (m.end - m.start == 2 and toks[m.start + 1].word in {"left", "right"})
+    ):
         return False
     if after[:1] and after[0] in _SHARPLY:
         return True
