@@ -463,6 +463,24 @@ def test_a_turn_to_one_side_beside_passing_names_no_junction(parser: OntologyGro
     assert parser.parse(rule(turn, region="california"))[0].mr.road_type == "intersection"
 
 
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # the list's last items stand more than ten words after "such as": still its asides
+        ("Give extra room to road users such as a person with a disability who travels by wheelchair, tricycle, or "
+         "quadricycle.", "a person with a disability using a wheelchair"),
+        # an aside that opens the sentence ends at its comma: the list after it is the subject
+        ("Like bicyclists, motorcyclists and pedestrians are hard to see.", "a pedestrian"),
+    ],
+)  # fmt: skip
+def test_an_aside_runs_to_the_end_of_its_list(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """Every item of a list given as examples is an example, the first one leading; an opening aside is no list."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == term, mr
+
+
 def test_what_the_wording_implies_comes_before_the_nearest_label(ontology: Ontology, embedder: MiniLMEmbedder) -> None:
     """A rule that names no term: what its wording implies ('a traffic signal' its red light, 'yield' an oncoming
     vehicle) is the first candidate, ahead of MiniLM's nearest labels (which found 'heavy traffic' and 'a yield

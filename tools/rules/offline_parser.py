@@ -362,7 +362,7 @@ class OntologyGroundedParser:
             mention.score = self._score(model, mention, toks)
         for mention in roads:
             mention.score = self._score(model, mention, toks)
-        _list_order(manip, toks)
+        _list_order(manip, toks, model.secondary)
         # A vehicle's own flashing lights ("a tow truck with amber lights flashing") describe it: they are no rival.
         # Nor are road users listed as whom the rule speaks to ("Trucks, buses and cars must all obey a YIELD sign"),
         # or the motor vehicles a lane is for ("HOV lanes are reserved for buses and carpools").
@@ -1628,10 +1628,11 @@ def _whom_it_stopped_for(m: Mention, mentions: list[Mention], toks: list[Token])
     )
 
 
-def _list_order(mentions: list[Mention], toks: list[Token]) -> None:
+def _list_order(mentions: list[Mention], toks: list[Token], secondary: list[tuple[str, ...]]) -> None:
     """Road users listed together ("yield to oncoming traffic and pedestrians") rank in the order the list names them,
     whether each is named by its ontology term or by a handbook phrase for it."""
     users = sorted((m for m in mentions if m.term.category == "object"), key=lambda m: m.start)
+    _aside_lists(users, toks, secondary)
     for a, b in itertools.pairwise(users):
         between = {t.word for t in toks[a.end : b.start]}
         if (
@@ -1647,6 +1648,38 @@ def _list_order(mentions: list[Mention], toks: list[Token]) -> None:
 
 
 _LIST_WORDS = frozenset({"and", "or", "to", "for", "the", "any", "other"})
+
+
+def _aside_lists(users: list[Mention], toks: list[Token], secondary: list[tuple[str, ...]]) -> None:
+    """An aside's list is an aside to its last item ("include a person who uses a wheelchair, tricycle, or
+    quadricycle"), though that stands too far from the "include" to be marked by it. A list is a run of road users
+    in one sentence with nothing but commas, "and" or "or" between them, closed by an "and" or "or". An aside that
+    opens its sentence ends at its comma ("Like bicyclists, motorcyclists and pedestrians are hard to see")."""
+
+    def opens_sentence(m: Mention) -> bool:
+        first = next(i for i in range(m.start, -1, -1) if i == 0 or toks[i - 1].sentence != toks[m.start].sentence)
+        words = tuple(t.word for t in toks[first : m.start] if t.clause == toks[m.start].clause)
+        return toks[first].clause == toks[m.start].clause and any(words[: len(p)] == p for p in secondary)
+
+    run: list[Mention] = []
+    closed = False
+    for m in [*users, None]:
+        between = {t.word for t in toks[run[-1].end : m.start]} if run and m is not None else None
+        if (
+            between is not None
+            and m is not None
+            and between <= {"and", "or"}
+            and toks[run[-1].start].sentence == toks[m.start].sentence
+        ):
+            run.append(m)
+            closed = closed or bool(between)
+            continue
+        if closed and run[0].aside and not run[0].ruled_out and not opens_sentence(run[0]):
+            for later in run[1:]:
+                if not (later.aside or later.ruled_out):
+                    later.aside = True
+                    later.score = min(later.score, run[0].score - 0.01)
+        run, closed = ([m] if m is not None else []), False
 
 
 def _hiding_place(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
