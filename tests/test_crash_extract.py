@@ -1095,6 +1095,25 @@ def test_ts_said_in_other_words_and_the_wider_road_goes_through(
 
 
 @pytest.mark.parametrize(
+    "road_words",
+    [
+        "The left lane narrows and ends at the culvert that runs under the highway.",
+        "The passing lane runs 300 m. It ends at a taper just before the old county road overpass.",
+    ],
+)
+def test_a_lane_that_ends_near_a_road_makes_no_t(extractor: OfflineCrashExtractor, road_words: str) -> None:
+    """A lane that ends at something that is not a road, with a road named a few words on, is no road ending at
+    another: the crash stays on a straight road."""
+    s = extract(
+        extractor,
+        f"The crash occurred on a four-lane, two-way highway. {road_words} It was daylight. Vehicle one (V1), a 2012 "
+        "Kia Rio, was eastbound in the right lane. Vehicle two (V2), a 2015 Ford Escape, was eastbound in the left "
+        "lane. V1 changed lanes to the left and the front of V1 struck the right side of V2.",
+    )
+    assert s.to_safe()["Road type"] == "Straight", s.to_safe()
+
+
+@pytest.mark.parametrize(
     ("conditions", "time", "weather"),
     [
         ("The luminaires over the junction were on. Snowflakes were falling.", "Nighttime", "Snowy"),

@@ -108,9 +108,13 @@ _STRIKE = re.compile(
 # is its branch. Ramps end in merges, not here.
 # Nouns of a road that can end at another (a ramp ends in a merge instead).
 _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector"
-# A road named by up to five words before its noun, with or without an article, a word in brackets among them: "the
-# four-lane arterial", "Main Street", "a county road", "a three-lane, one-way (northbound) urban arterial".
-_A_ROAD = rf"(?:(?:the|an?)\s+)?(?:[\w,()-]+\s+){{0,5}}?(?:{_STREET_NOUNS}|arterial)\b"
+# A road named by up to three words before its noun, with or without an article: "the four-lane arterial", "Main
+# Street", "a county road". A direction in brackets may follow them, and one more word after it: "a three-lane,
+# one-way (westbound) urban arterial".
+_A_ROAD = (
+    rf"(?:(?:the|an?)\s+)?(?:[\w,-]+\s+){{0,3}}?(?:\([\w\s-]*\)\s+(?:[\w,-]+\s+)?)?"
+    rf"(?:{_STREET_NOUNS}|arterial)\b"
+)
 # A street's name abbreviated with its full stop: "Birch Ct.", "Jefferson Rd.".
 _STREET_ABBREVIATIONS = "rd|st|ave|blvd|ct|dr|ln|hwy|pkwy|pl|ter"
 # A road that runs on before it ends: "runs south into the plaza and terminates at", "curves north and ends at", "runs
