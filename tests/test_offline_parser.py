@@ -459,8 +459,13 @@ def test_a_turn_to_one_side_beside_passing_names_no_junction(parser: OntologyGro
     anywhere, so a turn to a side coordinated with it names no junction; planning a turn alone still does."""
     lane = "The lane farthest to the left is for drivers who want to pass or turn left."
     assert parser.parse(rule(lane, region="california"))[0].mr.road_type == "any roads"
-    turn = "Stay in the left lane when you plan to turn left."
-    assert parser.parse(rule(turn, region="california"))[0].mr.road_type == "intersection"
+    for turn in (
+        "Stay in the left lane when you plan to turn left.",
+        # others pass, then the ego turns: no choice between passing and turning
+        "Let the cars coming toward you pass, and then turn left.",
+        "Wait until the people on foot pass and turn right when it is clear.",
+    ):
+        assert parser.parse(rule(turn, region="california"))[0].mr.road_type == "intersection", turn
 
 
 @pytest.mark.parametrize(
@@ -636,13 +641,16 @@ def test_a_nearest_term_keeps_to_the_place_the_rule_names(
     assert verdict is not None, text
     mr = verdict.candidate.mr
     assert (mr.road_type, mr.manipulation) == ("railroad crossings", "a railroad crossing sign (crossbuck)"), mr
+    # what the wording implies (a signal light: its red) still comes before every nearest term
+    lights = with_model.parse(rule("At a railroad crossing, obey the signal light.", region="california"))
+    assert lights[0].mr.manipulation == "a red light", [c.mr.manipulation for c in lights]
 
 
 @pytest.mark.parametrize(
     ("text", "region"),
     [
-        ("Where a side road ends at a highway with no STOP sign, the drivers on the highway have the right-of-way.",
-         "california"),
+        ("At a junction where a side road with no STOP sign meets a highway, the drivers on the highway have the "
+         "right-of-way.", "california"),
         ("At a junction without a YIELD sign, let the traffic on the main road go first.", "germany"),
     ],
 )  # fmt: skip
@@ -650,9 +658,9 @@ def test_what_the_wording_implies_outranks_the_terms_it_rules_out(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, region: str
 ) -> None:
     """A rule that names only signs it rules out, and no road user the lexicon knows: the vehicle its right-of-way
-    wording implies is the MR's subject, not the absent sign."""
+    wording implies is the MR's subject, not the absent sign; the junction the rule names is its place."""
     mr = best(parser, validator, text, region)
-    assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
+    assert mr is not None and (mr.road_type, mr.manipulation) == ("intersection", "an oncoming vehicle"), mr
 
 
 @pytest.mark.parametrize(

@@ -1005,20 +1005,22 @@ class OntologyGroundedParser:
             # Nothing named outright: what the wording implies (scored 0: "yield" an oncoming vehicle, "a traffic
             # signal" its red light) comes before MiniLM's nearest labels (similarity - 1 < 0), which follow.
             named = {term.normalised for term, _, _ in entries}
-            entries += [
+            nearest = [
                 (t, f"nearest ontology term (similarity {sim:.2f})", sim - 1.0)
                 for t, sim in semantic_terms
                 if t is not None and t.normalised not in named
             ]
-            # A nearest term whose own place is not one the rule names comes after those whose place it is or that
-            # have none ("within 100 feet of a railroad crossing": the crossbuck, not the crossing guard of a school).
+            # A nearest term whose own place is not one the rule names comes after the other nearest terms ("within
+            # 100 feet of a railroad crossing": the crossbuck, not the crossing guard of a school); the implied terms
+            # stay ahead of them all (no implied term is among the nearest ones).
             places = {m.term.normalised for m in self.places(model, analysis)}
-            entries.sort(
-                key=lambda e: (
-                    bool(places) and model.implied_roads.get(e[0].normalised, next(iter(places))) not in places,
-                    -e[2],
-                )
-            )
+            elsewhere = {
+                t.normalised
+                for t, _, _ in nearest
+                if places and (own := model.implied_roads.get(t.normalised)) is not None and own not in places
+            }
+            entries += nearest
+            entries.sort(key=lambda e: (e[0].normalised in elsewhere, -e[2]))
         top_score = entries[0][2] if entries else 0.0
         for rank, (term, surface, score) in enumerate(entries[: self.top_k]):
             road, road_ev = self._road_type(model, analysis, term)
@@ -1410,7 +1412,7 @@ _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
 _ANYWHERE_MANOEUVRES = frozenset(
     "back backing reverse reversing park parking merge merging brake braking swerve swerving steer steering change "
-    "changing pass passing".split()
+    "changing".split()
 )
 # "turn sharply", "turning suddenly": a swerve of the wheel, not a turn at a junction.
 _SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
@@ -1430,18 +1432,23 @@ def _names_a_lane(analysis: RuleAnalysis) -> bool:
 
 
 def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
-    """A turn into a property ("turn left into a driveway", "turn left into or out of a driveway"), or a bare
-    "turn"/"turning" coordinated with a manoeuvre made anywhere ("turning or backing up", "parking or turning"), is
-    driving in general, not a place."""
+    """A turn into a property ("turn left into a driveway", "turn left into or out of a driveway"), a bare
+    "turn"/"turning" coordinated with a manoeuvre made anywhere ("turning or backing up", "parking or turning"), or a
+    turn offered as the other choice to passing ("use the left lane to pass or turn left") is driving in general,
+    not a place."""
     clause = toks[m.start].clause
     turn = any(t.word in {"turn", "turning", "turns"} for t in toks[m.start : m.end])
     after = [t.word for t in toks[m.end : m.end + 8] if t.clause == clause]
     if turn and any(w in _OFF_ROAD_PLACES for w in after):
         return True
-    # a bare turn, or one to a side ("to pass or turn left")
-    if toks[m.start].word not in _BARE_TURN or not (
-        m.end - m.start == 1 or (m.end - m.start == 2 and toks[m.start + 1].word in {"left", "right"})
-    ):
+    if toks[m.start].word not in _BARE_TURN:
+        return False
+    # "pass or turn left": "or" right before the turn, and the ego's passing right before that (not "let them pass
+    # and then turn", where others pass and the ego turns after)
+    before = [t.word for t in toks[max(0, m.start - 2) : m.start]]
+    if before[-1:] == ["or"] and before[:1] and before[0] in {"pass", "passing"}:
+        return True
+    if m.end - m.start != 1:
         return False
     if after[:1] and after[0] in _SHARPLY:
         return True
