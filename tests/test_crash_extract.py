@@ -1124,13 +1124,15 @@ def test_a_lane_that_ends_near_a_road_makes_no_t(extractor: OfflineCrashExtracto
             "Daytime",
             "Cloudy",
         ),
+        ("The road has no overhead lighting, and the drivers relied on their headlights. It was raining.",
+         "Nighttime", "Rainy"),
     ],
-)
+)  # fmt: skip
 def test_lamps_flakes_wipers_and_snow_that_had_fallen(
     extractor: OfflineCrashExtractor, conditions: str, time: str, weather: str
 ) -> None:
-    """Luminaires that were on say night; snowflakes say snow; wipers in use say rain; snow that had fallen the day
-    before is not snow falling."""
+    """Luminaires that were on say night, as do drivers relying on their headlights; snowflakes say snow; wipers in
+    use say rain; snow that had fallen the day before is not snow falling."""
     s = extract(
         extractor,
         "Vehicle one (V1), a 2016 Subaru Outback, was northbound on a two-lane, two-way road. "
