@@ -1098,7 +1098,7 @@ def test_ts_said_in_other_words_and_the_wider_road_goes_through(
     "road_words",
     [
         "The left lane narrows and ends at the culvert that runs under the highway.",
-        "The passing lane runs 300 m. It ends at a taper just before the old county road overpass.",
+        "The passing lane runs 300 m. It ends at a taper before the old county road.",
     ],
 )
 def test_a_lane_that_ends_near_a_road_makes_no_t(extractor: OfflineCrashExtractor, road_words: str) -> None:
@@ -1126,6 +1126,8 @@ def test_a_lane_that_ends_near_a_road_makes_no_t(extractor: OfflineCrashExtracto
         ),
         ("The road has no overhead lighting, and the drivers relied on their headlights. It was raining.",
          "Nighttime", "Rainy"),
+        # ... but a light condition says more
+        ("In thick fog the drivers relied on their headlights. It was daylight.", "Daytime", "Foggy"),
     ],
 )  # fmt: skip
 def test_lamps_flakes_wipers_and_snow_that_had_fallen(
