@@ -457,8 +457,12 @@ def test_turning_with_a_manoeuvre_made_anywhere_names_no_junction(parser: Ontolo
 def test_a_turn_to_one_side_beside_passing_names_no_junction(parser: OntologyGroundedParser) -> None:
     """Lane-choice advice ('the left lane is for those who pass or turn left') is about any road: passing is done
     anywhere, so a turn to a side coordinated with it names no junction; planning a turn alone still does."""
-    lane = "The lane farthest to the left is for drivers who want to pass or turn left."
-    assert parser.parse(rule(lane, region="california"))[0].mr.road_type == "any roads"
+    for lane in (
+        "The lane farthest to the left is for drivers who want to pass or turn left.",
+        "Keep to the left lane only to pass or to turn left.",
+        "Check for motorcyclists before you turn right or pass.",
+    ):
+        assert parser.parse(rule(lane, region="california"))[0].mr.road_type == "any roads", lane
     for turn in (
         "Stay in the left lane when you plan to turn left.",
         # others pass, then the ego turns: no choice between passing and turning
@@ -476,6 +480,9 @@ def test_a_turn_to_one_side_beside_passing_names_no_junction(parser: OntologyGro
          "quadricycle.", "a person with a disability using a wheelchair"),
         # an aside that opens the sentence ends at its comma: the list after it is the subject
         ("Like bicyclists, motorcyclists and pedestrians are hard to see.", "a pedestrian"),
+        ("Just like bicyclists, motorcyclists and pedestrians are hard to see.", "a pedestrian"),
+        # the list of examples closes with its "or": what follows a comma after it is a list of its own
+        ("Watch for large vehicles such as trucks or buses, bicyclists, and pedestrians.", "a bicyclist"),
     ],
 )  # fmt: skip
 def test_an_aside_runs_to_the_end_of_its_list(
@@ -641,7 +648,14 @@ def test_a_nearest_term_keeps_to_the_place_the_rule_names(
     assert verdict is not None, text
     mr = verdict.candidate.mr
     assert (mr.road_type, mr.manipulation) == ("railroad crossings", "a railroad crossing sign (crossbuck)"), mr
-    # what the wording implies (a signal light: its red) still comes before every nearest term
+
+
+def test_implied_terms_stay_ahead_of_the_nearest_terms_ordered_by_place(
+    ontology: Ontology, embedder: MiniLMEmbedder
+) -> None:
+    """Ordering MiniLM's nearest terms by the place the rule names leaves what its wording implies (a signal light:
+    its red) ahead of them all."""
+    with_model = OntologyGroundedParser(ontology=ontology, embedder=embedder)
     lights = with_model.parse(rule("At a railroad crossing, obey the signal light.", region="california"))
     assert lights[0].mr.manipulation == "a red light", [c.mr.manipulation for c in lights]
 
@@ -652,15 +666,20 @@ def test_a_nearest_term_keeps_to_the_place_the_rule_names(
         ("At a junction where a side road with no STOP sign meets a highway, the drivers on the highway have the "
          "right-of-way.", "california"),
         ("At a junction without a YIELD sign, let the traffic on the main road go first.", "germany"),
+        # (no junction word: the road type is any road, which a T's own wording does not yet change)
+        ("Where a side road ends at a highway with no STOP sign, the drivers on the highway have the right-of-way.",
+         "california"),
     ],
 )  # fmt: skip
 def test_what_the_wording_implies_outranks_the_terms_it_rules_out(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, region: str
 ) -> None:
     """A rule that names only signs it rules out, and no road user the lexicon knows: the vehicle its right-of-way
-    wording implies is the MR's subject, not the absent sign; the junction the rule names is its place."""
+    wording implies is the MR's subject, not the absent sign; a junction the rule names is its place."""
     mr = best(parser, validator, text, region)
-    assert mr is not None and (mr.road_type, mr.manipulation) == ("intersection", "an oncoming vehicle"), mr
+    assert mr is not None and mr.manipulation == "an oncoming vehicle", mr
+    if "junction" in text:
+        assert mr.road_type == "intersection", mr
 
 
 @pytest.mark.parametrize(

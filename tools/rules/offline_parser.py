@@ -362,7 +362,7 @@ class OntologyGroundedParser:
             mention.score = self._score(model, mention, toks)
         for mention in roads:
             mention.score = self._score(model, mention, toks)
-        _list_order(manip, toks, model.secondary)
+        _list_order(manip, toks, rule.text)
         # A vehicle's own flashing lights ("a tow truck with amber lights flashing") describe it: they are no rival.
         # Nor are road users listed as whom the rule speaks to ("Trucks, buses and cars must all obey a YIELD sign"),
         # or the motor vehicles a lane is for ("HOV lanes are reserved for buses and carpools").
@@ -1443,10 +1443,15 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
         return True
     if toks[m.start].word not in _BARE_TURN:
         return False
-    # "pass or turn left": "or" right before the turn, and the ego's passing right before that (not "let them pass
-    # and then turn", where others pass and the ego turns after)
-    before = [t.word for t in toks[max(0, m.start - 2) : m.start]]
-    if before[-1:] == ["or"] and before[:1] and before[0] in {"pass", "passing"}:
+    # "pass or turn left", "to pass or to turn left", "turning or passing": passing and the turn joined by "or", one
+    # right beside the other (not "let them pass and then turn", where others pass and the ego turns after)
+    before = [t.word for t in toks[max(0, m.start - 3) : m.start] if t.clause == clause]
+    if before[-1:] == ["to"]:
+        before = before[:-1]
+    if before[-2:-1] in (["pass"], ["passing"]) and before[-1:] == ["or"]:
+        return True
+    rest = after[1:] if after[:1] in (["left"], ["right"]) else after
+    if rest[:1] == ["or"] and rest[1:2] in (["pass"], ["passing"]):
         return True
     if m.end - m.start != 1:
         return False
@@ -1635,11 +1640,11 @@ def _whom_it_stopped_for(m: Mention, mentions: list[Mention], toks: list[Token])
     )
 
 
-def _list_order(mentions: list[Mention], toks: list[Token], secondary: list[tuple[str, ...]]) -> None:
+def _list_order(mentions: list[Mention], toks: list[Token], text: str) -> None:
     """Road users listed together ("yield to oncoming traffic and pedestrians") rank in the order the list names them,
     whether each is named by its ontology term or by a handbook phrase for it."""
     users = sorted((m for m in mentions if m.term.category == "object"), key=lambda m: m.start)
-    _aside_lists(users, toks, secondary)
+    _aside_lists(users, toks, text)
     for a, b in itertools.pairwise(users):
         between = {t.word for t in toks[a.end : b.start]}
         if (
@@ -1657,36 +1662,57 @@ def _list_order(mentions: list[Mention], toks: list[Token], secondary: list[tupl
 _LIST_WORDS = frozenset({"and", "or", "to", "for", "the", "any", "other"})
 
 
-def _aside_lists(users: list[Mention], toks: list[Token], secondary: list[tuple[str, ...]]) -> None:
-    """An aside's list is an aside to its last item ("include a person who uses a wheelchair, tricycle, or
-    quadricycle"), though that stands too far from the "include" to be marked by it. A list is a run of road users
-    in one sentence with nothing but commas, "and" or "or" between them, closed by an "and" or "or". An aside that
-    opens its sentence ends at its comma ("Like bicyclists, motorcyclists and pedestrians are hard to see")."""
+def _aside_lists(users: list[Mention], toks: list[Token], text: str) -> None:
+    """A list given as examples ("such as", "include") is examples to its last item ("include a person who uses a
+    wheelchair, tricycle, or quadricycle"), though that stands too far from the "include" to be marked by it.
+
+    A list is a run of road users in one sentence with nothing but commas, "and" or "or" between them; its "and" or
+    "or" closes it, and a comma after that ends it. An example phrase that opens the sentence ("Just like bicyclists,
+    motorcyclists and pedestrians are hard to see") ends at its comma, as in ``_score``."""
+
+    def examples(m: Mention) -> bool:
+        clause = [t.word for t in toks[: m.start] if t.clause == toks[m.start].clause]
+        return _has_any(clause, _EXAMPLE_PHRASES)
 
     def opens_sentence(m: Mention) -> bool:
         first = next(i for i in range(m.start, -1, -1) if i == 0 or toks[i - 1].sentence != toks[m.start].sentence)
-        words = tuple(t.word for t in toks[first : m.start] if t.clause == toks[m.start].clause)
-        return toks[first].clause == toks[m.start].clause and any(words[: len(p)] == p for p in secondary)
+        words = [t.word for t in toks[first : first + 3]]
+        return toks[first].clause == toks[m.start].clause and any(
+            tuple(words[i : i + len(p)]) == p for p in _EXAMPLE_PHRASES for i in range(2)
+        )
+
+    def spread(run: list[Mention]) -> None:
+        lead = run[0]
+        if len(run) < 2 or not lead.aside or lead.ruled_out or not examples(lead) or opens_sentence(lead):
+            return
+        for later in run[1:]:
+            if not (later.aside or later.ruled_out):
+                later.aside = True
+                later.score = min(later.score, lead.score - 0.01)
 
     run: list[Mention] = []
     closed = False
-    for m in [*users, None]:
-        between = {t.word for t in toks[run[-1].end : m.start]} if run and m is not None else None
-        if (
-            between is not None
-            and m is not None
-            and between <= {"and", "or"}
-            and toks[run[-1].start].sentence == toks[m.start].sentence
-        ):
-            run.append(m)
-            closed = closed or bool(between)
-            continue
-        if closed and run[0].aside and not run[0].ruled_out and not opens_sentence(run[0]):
-            for later in run[1:]:
-                if not (later.aside or later.ruled_out):
-                    later.aside = True
-                    later.score = min(later.score, run[0].score - 0.01)
-        run, closed = ([m] if m is not None else []), False
+    for m in users:
+        if run and m.start >= run[-1].end and toks[run[-1].start].sentence == toks[m.start].sentence:
+            gap = text[toks[run[-1].end - 1].end : toks[m.start].start]
+            joined = bool(re.search(r"\b(?:and|or)\b", gap))
+            # only commas and "and"/"or" between; after the closing "and"/"or", a bare comma ends the list
+            if _LIST_GAP.fullmatch(gap) and (joined or not closed):
+                run.append(m)
+                closed = closed or joined
+                continue
+        if closed:
+            spread(run)
+        run, closed = [m], False
+    if closed:
+        spread(run)
+
+
+# What may stand between two items of a list: commas, "and", "or" (no semicolon, colon or full stop).
+_LIST_GAP = re.compile(r"(?:\s|,|\band\b|\bor\b)*")
+# Words that give examples of what comes before them.
+_EXAMPLE_PHRASES = [("such", "as"), ("include",), ("including",), ("like",), ("e.g.",), ("for", "example")]
+_EXAMPLE_PHRASES += [("especially",), ("particularly",)]
 
 
 def _hiding_place(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
