@@ -1099,6 +1099,7 @@ def test_ts_said_in_other_words_and_the_wider_road_goes_through(
     [
         "The left lane narrows and ends at the culvert that runs under the highway.",
         "The passing lane runs 300 m. It ends at a taper before the old county road.",
+        "The climbing lane runs 300 m. It ends at the highway overpass.",
     ],
 )
 def test_a_lane_that_ends_near_a_road_makes_no_t(extractor: OfflineCrashExtractor, road_words: str) -> None:

@@ -110,10 +110,10 @@ _STRIKE = re.compile(
 _STREET_NOUNS = "road|roadway|street|avenue|route|drive|highway|boulevard|parkway|collector|connector"
 # A road named by up to three words before its noun, with or without an article: "the four-lane arterial", "Main
 # Street", "a county road". A direction in brackets may follow them, and one more word after it: "a three-lane,
-# one-way (westbound) urban arterial".
+# one-way (westbound) urban arterial". A road's overpass, bridge or tunnel ("ends at the highway overpass") is no road.
 _A_ROAD = (
     rf"(?:(?:the|an?)\s+)?(?:[\w,-]+\s+){{0,3}}?(?:\([\w\s-]*\)\s+(?:[\w,-]+\s+)?)?"
-    rf"(?:{_STREET_NOUNS}|arterial)\b"
+    rf"(?:{_STREET_NOUNS}|arterial)\b(?!\s+(?:overpass|underpass|bridge|viaduct|tunnel)\b)"
 )
 # A street's name abbreviated with its full stop: "Birch Ct.", "Jefferson Rd.".
 _STREET_ABBREVIATIONS = "rd|st|ave|blvd|ct|dr|ln|hwy|pkwy|pl|ter"
