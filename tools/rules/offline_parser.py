@@ -1711,8 +1711,16 @@ def _aside_lists(users: list[Mention], toks: list[Token], text: str) -> None:
 # What may stand between two items of a list: commas, "and", "or" (no semicolon, colon or full stop).
 _LIST_GAP = re.compile(r"(?:\s|,|\band\b|\bor\b)*")
 # Words that give examples of what comes before them.
-_EXAMPLE_PHRASES = [("such", "as"), ("include",), ("including",), ("like",), ("e.g.",), ("for", "example")]
-_EXAMPLE_PHRASES += [("especially",), ("particularly",)]
+_EXAMPLE_PHRASES = [
+    ("such", "as"),
+    ("include",),
+    ("including",),
+    ("like",),
+    ("e.g",),  # (the tokenizer drops the final full stop)
+    ("for", "example"),
+    ("especially",),
+    ("particularly",),
+]
 
 
 def _hiding_place(m: Mention, mentions: list[Mention], toks: list[Token]) -> bool:
