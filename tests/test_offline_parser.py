@@ -423,6 +423,15 @@ def test_an_aside_core_term_ranks_after_the_rules_own_subject(parser: OntologyGr
     assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a deer"
 
 
+def test_a_most_of_all_phrase_is_an_aside_too(parser: OntologyGroundedParser) -> None:
+    """'most of all at dusk' marks a case of the rule as 'especially' does: the animals stay its subject; and a speed
+    'posted on the limit sign' names the speed limit sign."""
+    text = "Wild animals often run across this road, most of all at dawn and dusk. Reduce your speed."
+    assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "animals"
+    posted = parser.analyse(rule("Never drive faster than the speed shown on the limit sign.", region="california"))
+    assert "speed limit sign" in {m.term.normalised for m in posted.manipulations}, posted.manipulations
+
+
 def test_a_gap_that_cuts_a_compound_is_no_match(parser: OntologyGroundedParser) -> None:
     """'a traffic signal ahead' is no 'traffic ahead' (the driver in front); 'a red traffic signal light' is still a
     red light."""
@@ -631,6 +640,32 @@ def test_an_exclusion_in_an_opening_phrase_ends_with_it(parser: OntologyGrounded
         rule("Allow pedestrians time to cross, as some groups such as seniors, people with disabilities need more.")
     )
     assert all(m.aside for m in a.manipulations if m.term.normalised != "pedestrian")
+
+
+def test_a_list_after_no_is_ruled_out_item_by_item(parser: OntologyGroundedParser) -> None:
+    """'with no STOP sign, YIELD sign, or signal' rules out every sign of the comma list, not its first alone; a
+    road user after the comma that closes such a phrase ('no signal, and pedestrians have the right-of-way') or one
+    that acts in its own clause is no item of the list."""
+    cases = {
+        "At a corner with no STOP sign, YIELD sign, or signal, let vehicles already crossing go first.": (
+            {"stop sign", "yield sign"},
+            {"vehicle"},
+        ),
+        "Where there is no crosswalk, bicyclist, or pedestrian, keep to your lane.": (
+            {"crosswalk", "bicyclist", "pedestrian"},
+            set(),
+        ),
+        "There is no STOP sign, and pedestrians have the right-of-way.": ({"stop sign"}, {"pedestrian"}),
+        "If there is no limit line, pedestrians at the corner go first.": ({"limit line"}, {"pedestrian"}),
+    }
+    for text, (out, kept) in cases.items():
+        a = parser.analyse(rule(text, region="california"))
+        found = {m.term.normalised: m.ruled_out for m in a.manipulations}
+        for term in out:
+            if term in found:
+                assert found[term], (text, found)
+        assert all(not found[t] for t in kept), (text, found)
+        assert out & set(found), (text, found)
 
 
 @pytest.mark.parametrize(

@@ -1265,7 +1265,42 @@ def _absent(m: Mention, toks: list[Token]) -> bool:
         return True  # "where there is neither a limit line nor a crosswalk"
     if "no" in before and _HAVING & set(before[before.index("no") + 1 :]):
         return True  # "if no corner has a STOP sign"
+    if _negated_list_item(m, toks):
+        return True
     return before[-3:-1] in (["not", "in"], ["not", "at"]) and before[-1] in {"a", "an", "the"}
+
+
+_NEGATIONS = frozenset({"no", "without", "neither"})
+
+
+def _negated_list_item(m: Mention, toks: list[Token]) -> bool:
+    """Whether the mention is a later item of a comma list that "no" or "without" opens: "with no STOP sign, YIELD
+    sign, or signal". Each item is its own clause (commas part clauses) and holds only the item; the list's first
+    item ends its clause a few words after the negation. A clause that goes on after its item ("and pedestrians
+    have the right-of-way") is no item."""
+    clause = toks[m.start].clause
+    sentence = toks[m.start].sentence
+    start = _clause_start(toks, clause)
+    lead = [t.word for t in toks[start : m.start]]
+    if lead[:1] and lead[0] in _CONJUNCTIONS:
+        lead = lead[1:]
+    if any(w not in _ARTICLES for w in lead):
+        return False
+    if m.end < len(toks) and toks[m.end].clause == clause:
+        return False  # the clause goes on: a sentence of its own, no list item
+    if start == 0 or toks[start - 1].sentence != sentence:
+        return False
+    # Back over the list's earlier items (short clauses of their own) to the clause that opens it.
+    prev = toks[start - 1].clause
+    while True:
+        first = _clause_start(toks, prev)
+        words = [t.word for t in toks[first:start]]
+        negated = [i for i, w in enumerate(words) if w in _NEGATIONS]
+        if negated:
+            return len(words) - negated[-1] <= 5
+        if len(words) > 4 or first == 0 or toks[first - 1].sentence != sentence:
+            return False
+        start, prev = first, toks[first - 1].clause
 
 
 _TURN_WORDS = frozenset({"turn", "turns", "turning", "u-turn", "u-turns"})
