@@ -432,6 +432,14 @@ def test_a_most_of_all_phrase_is_an_aside_too(parser: OntologyGroundedParser) ->
     assert "speed limit sign" in {m.term.normalised for m in posted.manipulations}, posted.manipulations
 
 
+def test_coming_back_into_a_lane_names_no_alley(parser: OntologyGroundedParser) -> None:
+    """'get back into your lane' is no back lane (an alley); an alley named as such still is one."""
+    back = parser.analyse(rule("After you pass, get back into your lane before the curve.", region="california"))
+    assert "alley" not in {m.term.normalised for m in back.road_types}, back.road_types
+    alley = parser.analyse(rule("Drive slowly in an alley.", region="california"))
+    assert "alley" in {m.term.normalised for m in alley.road_types}, alley.road_types
+
+
 def test_a_gap_that_cuts_a_compound_is_no_match(parser: OntologyGroundedParser) -> None:
     """'a traffic signal ahead' is no 'traffic ahead' (the driver in front); 'a red traffic signal light' is still a
     red light."""
