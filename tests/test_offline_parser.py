@@ -239,6 +239,22 @@ def test_behaviour_cues(parser: OntologyGroundedParser, validator: OfflineValida
     assert slow is not None and slow.expected_behavior == "slow down" and slow.road_type == "bus stopping"
 
 
+def test_a_step_after_then_weighs_less_than_the_first(parser: OntologyGroundedParser) -> None:
+    """'do not stop there; drive on through it and then pull to the right': what the driver does first is to go on;
+    the pull-over is a later step. A stop that comes first stays the behaviour ('Stop at the limit line, then go
+    when it is safe')."""
+    on = parser.analyse(
+        rule(
+            "If a fire engine with its siren on comes while you are inside an intersection, do not stop there. Drive "
+            "on through it and then pull to the right.",
+            region="california",
+        )
+    )
+    assert max(on.behavior_scores, key=on.behavior_scores.__getitem__) == "keep current", on.behavior_scores
+    first = parser.analyse(rule("A flashing red light means stop at the limit line, then go when it is safe."))
+    assert max(first.behavior_scores, key=first.behavior_scores.__getitem__) == "slow down", first.behavior_scores
+
+
 def test_unrelated_text_is_rejected(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
     """Text with no traffic element yields no accepted MR."""
     assert best(parser, validator, "The annual report is due in March.") is None

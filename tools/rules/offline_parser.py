@@ -578,7 +578,7 @@ class OntologyGroundedParser:
                 continue
             taken |= span
             b = m.pattern.target
-            scores[b] = scores.get(b, 0.0) + m.pattern.weight
+            scores[b] = scores.get(b, 0.0) + m.pattern.weight * (0.5 if _after_then(toks, m.start) else 1.0)
             evidence.setdefault(b, []).append(" ".join(t.raw for t in toks[m.start : m.end]))
         return scores, evidence
 
@@ -1170,6 +1170,13 @@ def lifts_a_ban_on_stopping(analysis: RuleAnalysis, term: Term) -> bool:
         for m in analysis.manipulations
         if m.term == term
     )
+
+
+def _after_then(toks: list[Token], i: int) -> bool:
+    """Whether ``toks[i]`` follows a "then" earlier in its sentence: a later step ("keep going through, then pull to
+    the right and stop")."""
+    sentence = toks[i].sentence
+    return any(t.word == "then" and t.sentence == sentence for t in toks[max(0, i - 12) : i])
 
 
 def _clause_start(toks: list[Token], clause: int) -> int:
