@@ -255,6 +255,28 @@ def test_a_step_after_then_weighs_less_than_the_first(parser: OntologyGroundedPa
     assert max(first.behavior_scores, key=first.behavior_scores.__getitem__) == "slow down", first.behavior_scores
 
 
+def test_a_crosswalk_to_stop_before_is_no_place_of_a_junction_sign(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """'Stop at the limit line or before you enter the crosswalk' says where a STOP sign's stop is made: the sign's
+    place is its junction. A crosswalk the rule is about stays the place ('Stop for pedestrians in a crosswalk')."""
+    sign = best(
+        parser,
+        validator,
+        "An eight-sided red sign tells you to stop completely. Stop at the limit line, or before you enter the "
+        "crosswalk.",
+        "california",
+    )
+    assert sign is not None and "stop sign" in sign.manipulation and sign.road_type == "intersection", sign
+    walk = best(parser, validator, "Stop for pedestrians in a crosswalk.", "california")
+    assert walk is not None and walk.road_type == "crosswalk", walk
+    # A signal at a crosswalk, where the stop is not placed before it, stands at the crosswalk.
+    light = best(
+        parser, validator, "Stop for the flashing red light at a crosswalk in the middle of the block.", "california"
+    )
+    assert light is not None and light.road_type == "crosswalk", light
+
+
 def test_unrelated_text_is_rejected(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
     """Text with no traffic element yields no accepted MR."""
     assert best(parser, validator, "The annual report is due in March.") is None

@@ -830,6 +830,12 @@ class OntologyGroundedParser:
         named_crossing = any(m.term.normalised == "crosswalk" and not _names_crossing(m) for m in specific)
         if verbal and schools and not named_crossing:
             specific = schools
+        # Where a junction's sign or signal has the driver stop ("Stop at the limit line, or before you enter the
+        # crosswalk") says where the stop is made, not where the rule holds: the place is the junction it implies.
+        if manipulation is not None and model.implied_roads.get(manipulation.normalised) == "intersection":
+            specific = [
+                m for m in specific if not (m.term.normalised == "crosswalk" and _stop_point(m, analysis.tokens))
+            ]
         # A person on foot crosses at a crosswalk, marked or not ("Every intersection has a crosswalk ... yield to a
         # pedestrian crossing there"): where the rule names one, it is their place over the junction around it. (A
         # roundabout stays the place of the rule it names: its crossings are part of it.)
@@ -1514,6 +1520,16 @@ def _fallback_place(m: Mention, toks: list[Token]) -> bool:
         and {"no", "none"} & set(after[i + 1 : i + 4])
         for i, w in enumerate(after)
     )
+
+
+def _stop_point(m: Mention, toks: list[Token]) -> bool:
+    """Whether the place is named as where to stop: "stop before the crosswalk", "stop at the limit line, or before
+    entering the crosswalk" (a stop word earlier in the sentence, "before" or "behind" just ahead of the place)."""
+    sentence = toks[m.start].sentence
+    near = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.sentence == sentence]
+    if not {"before", "behind"} & set(near):
+        return False
+    return any(t.word in _STOP_VERBS for t in toks[: m.start] if t.sentence == sentence)
 
 
 def _ego_already_there(m: Mention, toks: list[Token]) -> bool:
