@@ -277,6 +277,25 @@ def test_a_crosswalk_to_stop_before_is_no_place_of_a_junction_sign(
     assert light is not None and light.road_type == "crosswalk", light
 
 
+def test_a_hazard_named_as_a_signs_legend_is_the_sign(parser: OntologyGroundedParser) -> None:
+    """'Lane Ends merge sign' and 'a LANE ENDS sign' are warning signs, named by what they warn of; a road user a sign
+    marks ('Slow Moving Vehicles orange triangle sign') stays the road user."""
+    for text in (
+        "Lane Ends merge sign Where two lanes narrow to one, take turns with the other lane.",
+        "Lane Ends A LANE ENDS sign tells you that your lane stops ahead. Merge when there is a gap.",
+    ):
+        top = parser.parse(rule(text, region="california"))[0].mr
+        assert top.manipulation == "warning signs", (text, top)
+    slow = parser.parse(
+        rule(
+            "Slow Moving Vehicles orange triangle sign An orange triangle on the back of a vehicle means it goes 25 "
+            "mph or slower, like road maintenance vehicles. Slow down.",
+            region="california",
+        )
+    )[0].mr
+    assert "sign" not in slow.manipulation, slow
+
+
 def test_unrelated_text_is_rejected(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
     """Text with no traffic element yields no accepted MR."""
     assert best(parser, validator, "The annual report is due in March.") is None

@@ -710,6 +710,11 @@ class OntologyGroundedParser:
             return env_core if m.term.category == "environment" else thing_core
 
         ranked.sort(key=lambda m: (m.ruled_out, m.aside, demoted(m)))
+        # A hazard named as the legend of a sign ("a LANE ENDS sign", "Lane Ends merge sign") is what the sign shows:
+        # the sign is what the rule is about.
+        named_sign = _sign_named_by(ranked[0], analysis) if ranked else None
+        if named_sign is not None:
+            ranked = [named_sign, *(m for m in ranked if m.term != named_sign.term)]
         shown = _shown_sign(model, analysis, ranked[0]) if ranked else None
         if shown is not None:
             ranked = [shown, *(m for m in ranked if m.term != shown.term)]
@@ -1921,6 +1926,31 @@ def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None
                 or {"white", "bar"} <= set(tokens(m.surface))
             )
             and not m.ruled_out
+        ),
+        None,
+    )
+
+
+def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
+    """A sign whose name holds the words of a mention of ``top``'s term ("a LANE ENDS sign" after a heading "Lane
+    Ends"), or that follows such a mention at once ("Lane Ends merge sign"): the sign it names. None where ``top`` is a
+    sign itself or no sign's name holds it."""
+    if top.term.tokens[-1:] == ("sign",) or (_MOTOR_WORDS | _VULNERABLE_WORDS) & set(top.term.tokens):
+        return None  # (a road user on a sign, "a slow-moving vehicle's orange triangle sign", is the road user's)
+    inner = [m for m in analysis.manipulations if m.term == top.term and not m.ruled_out]
+    return next(
+        (
+            s
+            for s in analysis.manipulations
+            if s.term != top.term
+            and s.term.tokens[-1:] == ("sign",)
+            and not (s.ruled_out or s.aside)
+            and any(
+                s.start <= m.start <= m.end <= s.end
+                or s.start == m.end
+                or set(tokens(m.surface)) < set(tokens(s.surface))
+                for m in inner
+            )
         ),
         None,
     )
