@@ -296,6 +296,18 @@ def test_a_hazard_named_as_a_signs_legend_is_the_sign(parser: OntologyGroundedPa
     assert "sign" not in slow.manipulation, slow
 
 
+def test_a_region_event_in_a_heading_leads_the_core_vehicle_that_carries_it_out(
+    parser: OntologyGroundedParser,
+) -> None:
+    """'Traffic Breaks An officer switches on the patrol car's rear lights ...': the traffic break the heading names is
+    the subject, not the patrol car named twice after it."""
+    text = (
+        "Traffic Breaks An officer may switch on the patrol car's rear lights and weave from lane to lane. Slow down, "
+        "do not pass the patrol car, and stay back until the break ends."
+    )
+    assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a traffic break"
+
+
 def test_unrelated_text_is_rejected(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
     """Text with no traffic element yields no accepted MR."""
     assert best(parser, validator, "The annual report is due in March.") is None

@@ -710,6 +710,18 @@ class OntologyGroundedParser:
             return env_core if m.term.category == "environment" else thing_core
 
         ranked.sort(key=lambda m: (m.ruled_out, m.aside, demoted(m)))
+        # ... and a region event or road user that heads the rule leads the core vehicle that carries it out ("Traffic
+        # Breaks An officer may switch on the patrol car's rear lights and zigzag ...").
+        if (
+            subject is not None
+            and lead is not None
+            and not lead.term.is_core
+            and lead.term.category == "object"
+            and _title(lead, analysis.tokens)
+        ):
+            heading = next((m for m in ranked if m.term == lead.term), None)
+            if heading is not None and not (heading.ruled_out or heading.aside) and ranked[0].term.is_core:
+                ranked = [heading, *(m for m in ranked if m is not heading)]
         # A hazard named as the legend of a sign ("a LANE ENDS sign", "Lane Ends merge sign") is what the sign shows:
         # the sign is what the rule is about.
         named_sign = _sign_named_by(ranked[0], analysis) if ranked else None
@@ -1929,6 +1941,15 @@ def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None
         ),
         None,
     )
+
+
+def _title(m: Mention, toks: list[Token]) -> bool:
+    """Whether the mention is a heading glued to the text: its words capitalised and the next word too ("Traffic
+    Breaks An officer ...") or the next word on a new sentence."""
+    words = toks[m.start : m.end]
+    if not all(t.raw[:1].isupper() for t in words):
+        return False
+    return m.end == len(toks) or toks[m.end].raw[:1].isupper() or toks[m.end].sentence != toks[m.start].sentence
 
 
 def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
