@@ -308,6 +308,16 @@ def test_a_region_event_in_a_heading_leads_the_core_vehicle_that_carries_it_out(
     assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a traffic break"
 
 
+def test_what_a_habit_causes_is_an_aside(parser: OntologyGroundedParser) -> None:
+    """'Do not slow down to stare at a collision ... Gawkers cause traffic jams': the collision is the subject; the
+    traffic jams it causes are a consequence, not what the rule is about."""
+    text = "Do not slow down to stare at a collision beside the road. Gawkers cause more crashes and traffic jams."
+    a = parser.analyse(rule(text, region="california"))
+    jams = [m for m in a.manipulations if m.term.normalised == "heavy traffic"]
+    assert jams and all(m.aside for m in jams), jams
+    assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a collision"
+
+
 def test_unrelated_text_is_rejected(parser: OntologyGroundedParser, validator: OfflineValidator) -> None:
     """Text with no traffic element yields no accepted MR."""
     assert best(parser, validator, "The annual report is due in March.") is None
