@@ -308,6 +308,16 @@ def test_a_region_event_in_a_heading_leads_the_core_vehicle_that_carries_it_out(
     assert parser.parse(rule(text, region="california"))[0].mr.manipulation == "a traffic break"
 
 
+def test_a_sign_in_a_heading_leads_the_weather_it_is_seen_in(parser: OntologyGroundedParser) -> None:
+    """'Speed Limit Signs The number on the sign ... When it is raining, drive slower than the posted number': the
+    sign the heading names is the subject, not the rain named as a case of it; without the heading the rain leads."""
+    body = "The number on the sign is the top speed in ideal conditions. When it is raining, drive slower than that."
+    top = parser.parse(rule("Speed Limit Signs " + body, region="california"))[0].mr
+    assert "speed limit" in top.manipulation, top
+    bare = parser.parse(rule("Speed limit signs: " + body.lower(), region="california"))[0].mr
+    assert "rain" in bare.manipulation, bare
+
+
 def test_what_a_habit_causes_is_an_aside(parser: OntologyGroundedParser) -> None:
     """'Do not slow down to stare at a collision ... Gawkers cause traffic jams': the collision is the subject; the
     traffic jams it causes are a consequence, not what the rule is about."""

@@ -711,16 +711,18 @@ class OntologyGroundedParser:
 
         ranked.sort(key=lambda m: (m.ruled_out, m.aside, demoted(m)))
         # ... and a region event or road user that heads the rule leads the core vehicle that carries it out ("Traffic
-        # Breaks An officer may switch on the patrol car's rear lights and zigzag ...").
-        if (
-            subject is not None
-            and lead is not None
-            and not lead.term.is_core
-            and lead.term.category == "object"
-            and _title(lead, analysis.tokens)
-        ):
-            heading = next((m for m in ranked if m.term == lead.term), None)
-            if heading is not None and not (heading.ruled_out or heading.aside) and ranked[0].term.is_core:
+        # Breaks An officer may switch on the patrol car's rear lights and zigzag ..."); a sign or marking that heads
+        # it leads the weather or light it is seen in ("Raised Pavement Markers ... help you see lane edges at night or
+        # in the rain").
+        heading = (
+            next((m for m in ranked if m.term == lead.term), None)
+            if subject is not None and lead is not None and _title(lead, analysis.tokens)
+            else None
+        )
+        if heading is not None and not (heading.ruled_out or heading.aside) and ranked[0].term.is_core:
+            if (heading.term.category == "object" and not heading.term.is_core) or (
+                heading.term.category == "traffic_infrastructure" and ranked[0].term.category == "environment"
+            ):
                 ranked = [heading, *(m for m in ranked if m is not heading)]
         # A hazard named as the legend of a sign ("a LANE ENDS sign", "Lane Ends merge sign") is what the sign shows:
         # the sign is what the rule is about.
