@@ -195,6 +195,10 @@ def test_weather_words_match_their_inflections(extractor: OfflineCrashExtractor)
         # a turn lane added to the through lanes of each direction
         ("a boulevard that has two through lanes and a separate left-turn lane for each direction", 6),
         ("a divided arterial with three travel lanes plus an exclusive right-turn lane in each direction", 8),
+        # per direction, and the direction after the lanes
+        ("a divided freeway with three travel lanes per direction", 6),
+        ("a rural road. It has one lane northbound and one lane southbound", 2),
+        ("a divided highway that carries two lanes northbound and two lanes southbound", 4),
     ],
 )
 def test_lanes_counted_per_direction(extractor: OfflineCrashExtractor, road: str, lanes: int) -> None:
@@ -1657,3 +1661,26 @@ def test_places_elsewhere_and_roads_described_again_keep_to_what_the_narrative_s
     assert s.road_network.road_type == road_type
     if lanes is not None:
         assert t_shape(s)[1:] == lanes
+
+
+def test_what_is_told_after_the_aftermath_still_describes_the_scene(extractor: OfflineCrashExtractor) -> None:
+    """A junction described only after the rest positions ('The junction is a three-leg intersection ...') is the
+    crash's; a clock time in a sentence saying when the crash occurred tells its time wherever it stands; a downpour is
+    rain. A rest position 'in the intersection' after the impact makes no junction of a straight road."""
+    text = (
+        "Vehicle one (V1), a 2005 Buick LaCrosse, was traveling east on County Road 12. Vehicle two (V2), a 2003 "
+        "Chevrolet Silverado, was stopped at a stop sign facing north. The driver of V2 pulled out and the front of V1 "
+        "struck the left side of V2. V2 came to rest on the north shoulder facing northeast. The crash occurred shortly "
+        "after 2200 hours during a steady downpour. The junction is a three-leg intersection: County Road 12 is a "
+        "two-lane, two-way road, and Hanson Road ends at it. Both vehicles were towed."
+    )
+    s = extract(extractor, text)
+    assert s.road_network.road_type == "T-intersection", s.road_network
+    env = s.to_safe()["Env"]
+    assert (env["Time"], env["Weather"]) == ("Nighttime", "Rainy"), env
+    straight = (
+        "Vehicle one (V1), a 2005 Buick LaCrosse, was traveling east on a two-lane, two-way road. Vehicle two (V2), a "
+        "2003 Chevrolet Silverado, was traveling east ahead of V1. It was daylight. The front of V1 struck the back of "
+        "V2. V2 was pushed forward. V2 came to rest in the intersection. Both vehicles were towed."
+    )
+    assert extract(extractor, straight).road_network.road_type == "Straight"

@@ -338,7 +338,7 @@ _WIDTH = (
 # before it ("two through lanes and a separate left-turn lane for each direction").
 _PER_DIRECTION = (
     r"(?P<turn>,?\s+(?:and|plus)\s+(?:a|an|one)\s+(?:(?:separate|dedicated|exclusive)\s+)?(?:left|right)?[\s-]*"
-    r"turn(?:ing)?\s+lane)?\s+(?:(?:in|for)\s+each\s+direction|each\s+way|in\s+both\s+directions)\b"
+    r"turn(?:ing)?\s+lane)?\s+(?:(?:in|for)\s+each\s+direction|each\s+way|in\s+both\s+directions|per\s+direction)\b"
 )
 # "three lanes in each direction", "two travel lanes each way": half the road's lanes.
 _EACH_WAY = re.compile(rf"\b(?P<n>\w+)\s+{_WIDTH}(?:through\s+|travel\s+)?lanes?{_PER_DIRECTION}", re.IGNORECASE)
@@ -348,6 +348,12 @@ _BRACKETED = r"(?:\s*\([^()]{1,80}\))?"
 _BOUND_PAIR = re.compile(
     rf"\b(?P<a>\w+)\s+(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?{_BRACKETED},?\s+and\s+(?P<b>\w+)\s+"
     r"(?:north|south|east|west)bound\s+(?:travel\s+)?lanes?\b",
+    re.IGNORECASE,
+)
+# ... and the same with the direction after the lanes: "one lane northbound and one lane southbound".
+_BOUND_PAIR_AFTER = re.compile(
+    r"\b(?P<a>\w+)\s+(?:travel\s+)?lanes?\s+(?:north|south|east|west)bound,?\s+and\s+(?P<b>\w+)\s+"
+    r"(?:travel\s+)?lanes?\s+(?:north|south|east|west)bound\b",
     re.IGNORECASE,
 )
 # A weather word right after a negation ("it was not snowing", "no rain") names no weather, nor does one after a
@@ -386,6 +392,14 @@ _CLOCK = re.compile(
     r"|(?P<h>1[0-2]|0?[1-9])(?::(?P<m>[0-5]\d))?\s*(?P<ampm>[ap])\.?\s?m\b\.?)",
     re.IGNORECASE,
 )
+# Sentences of a crash's aftermath: where the vehicles came to rest, towing, injuries, air bags.
+_AFTERMATH = re.compile(
+    r"\b(?:rest|rotated|pushed|spun|towed|transported|treated|injur\w*|air\s*bags?|deployed|driven\s+from|"
+    r"hospital|seat\s*belt|died|killed|fatal\w*|ambulance|struck|impact\w*|collided|hit)\b",
+    re.IGNORECASE,
+)
+# A sentence that says when the crash happened: "The crash occurred shortly after 2200 hours".
+_CRASH_OCCURRED = re.compile(r"\b(?:crash|collision)\s+(?:occurred|happened|took\s+place)\b", re.IGNORECASE)
 # Hours read as day or night when the narrative gives a clock time and no light condition; the hours around
 # sunrise and sunset, which the season decides, are read against the month when the narrative names one, and are
 # otherwise left open.
@@ -619,6 +633,14 @@ class OfflineCrashExtractor:
         vehicles = [f"V{i}" for i in ids]
         pre_impact = self._pre_impact_text(text)
         road_type = self._road_type(pre_impact)
+        if road_type == "Straight":
+            # A road described only after the aftermath ("... came to rest on the north shoulder. The junction is a
+            # three-leg intersection: County Road 12 runs east-west ...") is still the crash's road; the sentences of
+            # the aftermath itself (rest positions, towing, injuries) are not read for it.
+            described = [s for s in _SENTENCE.split(text[len(pre_impact) :]) if s.strip() and not _AFTERMATH.search(s)]
+            later = self._road_type(". ".join(described)) if described else "Straight"
+            if later != "Straight":
+                road_type = later
         directions = {v: self._direction(v, sentences) for v in vehicles}
         return _Meta(road_type, vehicles, directions, pre_impact)
 
@@ -924,7 +946,7 @@ class OfflineCrashExtractor:
     def _counts_per_direction(self, text: str, found: dict[int, dict[str, Any]]) -> None:
         """Counts per direction belong to the road noun just before them ("a divided roadway with three lanes in
         each direction"); a road whose lanes were already counted keeps its count."""
-        for m in (*_EACH_WAY.finditer(text), *_BOUND_PAIR.finditer(text)):
+        for m in (*_EACH_WAY.finditer(text), *_BOUND_PAIR.finditer(text), *_BOUND_PAIR_AFTER.finditer(text)):
             if m.re is _EACH_WAY:
                 # each direction's through lanes, and the turn lane it adds ("... and a left-turn lane for each
                 # direction")
@@ -1280,7 +1302,11 @@ class OfflineCrashExtractor:
         # afternoon", "a January morning"); a light condition says more than either.
         best = min(hits) if hits else None
         if best is None or best[0]:
-            time = self._clock_time(pre, notes) or (best[2] if best else time)
+            # (A sentence after the aftermath that says when the crash occurred, "The crash occurred shortly after 2200
+            # hours", tells its time too.)
+            stated = [s for s in sentences if _CRASH_OCCURRED.search(s) and _CLOCK.search(s)]
+            clock_text = pre if _CLOCK.search(pre) or not stated else stated[0]
+            time = self._clock_time(clock_text, notes) or (best[2] if best else time)
         else:
             time = best[2]
         weather = "Not mentioned"
