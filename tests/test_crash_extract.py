@@ -199,6 +199,7 @@ def test_weather_words_match_their_inflections(extractor: OfflineCrashExtractor)
         ("a divided freeway with three travel lanes per direction", 6),
         ("a rural road. It has one lane northbound and one lane southbound", 2),
         ("a divided highway that carries two lanes northbound and two lanes southbound", 4),
+        ("a boulevard with two through lanes eastbound and two through lanes westbound", 4),
     ],
 )
 def test_lanes_counted_per_direction(extractor: OfflineCrashExtractor, road: str, lanes: int) -> None:
@@ -1684,3 +1685,12 @@ def test_what_is_told_after_the_aftermath_still_describes_the_scene(extractor: O
         "V2. V2 was pushed forward. V2 came to rest in the intersection. Both vehicles were towed."
     )
     assert extract(extractor, straight).road_network.road_type == "Straight"
+    # nor does a later sentence about where a driver was going
+    told = straight + " The driver of V1 said she was on her way to the intersection of Main Street and 5th Avenue."
+    assert extract(extractor, told).road_network.road_type == "Straight"
+    # a month named elsewhere still dates the clock time of the sentence that says when the crash occurred
+    january = (
+        "On a Tuesday in January, Vehicle one (V1), a 2005 Buick LaCrosse, was traveling east on a two-lane, two-way "
+        "road. The front of V1 struck a tree. V1 came to rest on the shoulder. The crash occurred at 1745 hours."
+    )
+    assert extract(extractor, january).to_safe()["Env"]["Time"] == "Nighttime"

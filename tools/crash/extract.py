@@ -352,8 +352,8 @@ _BOUND_PAIR = re.compile(
 )
 # ... and the same with the direction after the lanes: "one lane northbound and one lane southbound".
 _BOUND_PAIR_AFTER = re.compile(
-    r"\b(?P<a>\w+)\s+(?:travel\s+)?lanes?\s+(?:north|south|east|west)bound,?\s+and\s+(?P<b>\w+)\s+"
-    r"(?:travel\s+)?lanes?\s+(?:north|south|east|west)bound\b",
+    r"\b(?P<a>\w+)\s+(?:travel\s+|through\s+)?lanes?\s+(?:north|south|east|west)bound,?\s+and\s+(?P<b>\w+)\s+"
+    r"(?:travel\s+|through\s+)?lanes?\s+(?:north|south|east|west)bound\b",
     re.IGNORECASE,
 )
 # A weather word right after a negation ("it was not snowing", "no rain") names no weather, nor does one after a
@@ -396,6 +396,13 @@ _CLOCK = re.compile(
 _AFTERMATH = re.compile(
     r"\b(?:rest|rotated|pushed|spun|towed|transported|treated|injur\w*|air\s*bags?|deployed|driven\s+from|"
     r"hospital|seat\s*belt|died|killed|fatal\w*|ambulance|struck|impact\w*|collided|hit)\b",
+    re.IGNORECASE,
+)
+# A sentence about the vehicles or people ("The driver of V1 said she was on her way to the intersection ...", "V1
+# then fled ... near the junction") tells their story, not the scene's road.
+_ABOUT_PEOPLE = re.compile(
+    r"\bV\d+\b|\b(?:driver|drivers|he|she|they|his|her|their|witness\w*|occupant|passenger|police)\b"
+    r"|\b(?:fled|redirected|rolled|overturned|slid|rotating)\b",
     re.IGNORECASE,
 )
 # A sentence that says when the crash happened: "The crash occurred shortly after 2200 hours".
@@ -637,7 +644,11 @@ class OfflineCrashExtractor:
             # A road described only after the aftermath ("... came to rest on the north shoulder. The junction is a
             # three-leg intersection: County Road 12 runs east-west ...") is still the crash's road; the sentences of
             # the aftermath itself (rest positions, towing, injuries) are not read for it.
-            described = [s for s in _SENTENCE.split(text[len(pre_impact) :]) if s.strip() and not _AFTERMATH.search(s)]
+            described = [
+                s
+                for s in _SENTENCE.split(text[len(pre_impact) :])
+                if s.strip() and not _AFTERMATH.search(s) and not _ABOUT_PEOPLE.search(s)
+            ]
             later = self._road_type(". ".join(described)) if described else "Straight"
             if later != "Straight":
                 road_type = later
@@ -1306,7 +1317,7 @@ class OfflineCrashExtractor:
             # hours", tells its time too.)
             stated = [s for s in sentences if _CRASH_OCCURRED.search(s) and _CLOCK.search(s)]
             clock_text = pre if _CLOCK.search(pre) or not stated else stated[0]
-            time = self._clock_time(clock_text, notes) or (best[2] if best else time)
+            time = self._clock_time(clock_text, notes, month_text=" ".join(sentences)) or (best[2] if best else time)
         else:
             time = best[2]
         weather = "Not mentioned"
@@ -1326,7 +1337,7 @@ class OfflineCrashExtractor:
         return Env(time=time, weather=weather)  # type: ignore[arg-type]
 
     @staticmethod
-    def _clock_time(text: str, notes: list[str]) -> str | None:
+    def _clock_time(text: str, notes: list[str], month_text: str | None = None) -> str | None:
         """Day or night from a clock time ("at 2130 hours", "at 9:30 p.m."), for a narrative that names no light
         condition; None for the hours around sunrise and sunset."""
         m = _CLOCK.search(text)
@@ -1340,7 +1351,7 @@ class OfflineCrashExtractor:
             hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "p" else 0)
             minute = int(m.group("m") or 0)
         time = "Daytime" if hour in _DAY_HOURS else "Nighttime" if hour in _NIGHT_HOURS else None
-        month = _month(text)
+        month = _month(text) or (_month(month_text) if month_text else None)
         if time is None and month is not None:
             sunrise, sunset = _SUN_BY_MONTH[month]
             time = "Daytime" if sunrise <= 60 * hour + minute < sunset else "Nighttime"

@@ -720,9 +720,11 @@ class OntologyGroundedParser:
             else None
         )
         if heading is not None and not (heading.ruled_out or heading.aside) and ranked[0].term.is_core:
-            if (heading.term.category == "object" and not heading.term.is_core) or (
-                heading.term.category == "traffic_infrastructure" and ranked[0].term.category == "environment"
-            ):
+            if (
+                heading.term.category == "object"
+                and not heading.term.is_core
+                and _MOTOR_WORDS & set(ranked[0].term.tokens)
+            ) or (heading.term.category == "traffic_infrastructure" and ranked[0].term.category == "environment"):
                 ranked = [heading, *(m for m in ranked if m is not heading)]
         # A hazard named as the legend of a sign ("a LANE ENDS sign", "Lane Ends merge sign") is what the sign shows:
         # the sign is what the rule is about.
@@ -1197,11 +1199,23 @@ def lifts_a_ban_on_stopping(analysis: RuleAnalysis, term: Term) -> bool:
     )
 
 
+_CONDITIONS = frozenset({"if", "when", "once", "whenever", "unless", "after", "before", "while"})
+
+
 def _after_then(toks: list[Token], i: int) -> bool:
-    """Whether ``toks[i]`` follows a "then" earlier in its sentence: a later step ("keep going through, then pull to
-    the right and stop")."""
+    """Whether ``toks[i]`` follows a "then" up to 12 words before it in its sentence: a later step ("keep going
+    through, then pull to the right and stop"). A "then" that opens the main clause after a condition ("If the signal
+    flashes red, then stop") marks no later step."""
     sentence = toks[i].sentence
-    return any(t.word == "then" and t.sentence == sentence for t in toks[max(0, i - 12) : i])
+    for j in range(max(0, i - 12), i):
+        if toks[j].word != "then" or toks[j].sentence != sentence:
+            continue
+        if j == 0 or toks[j - 1].sentence != sentence:
+            continue
+        before = toks[j - 1].clause if toks[j].clause != toks[j - 1].clause else toks[j].clause
+        if toks[_clause_start(toks, before)].word not in _CONDITIONS:
+            return True
+    return False
 
 
 def _clause_start(toks: list[Token], clause: int) -> int:
@@ -1306,10 +1320,12 @@ _NEGATIONS = frozenset({"no", "without", "neither"})
 
 
 def _negated_list_item(m: Mention, toks: list[Token]) -> bool:
-    """Whether the mention is a later item of a comma list that "no" or "without" opens: "with no STOP sign, YIELD
-    sign, or signal". Each item is its own clause (commas part clauses) and holds only the item; the list's first
-    item ends its clause a few words after the negation. A clause that goes on after its item ("and pedestrians
-    have the right-of-way") is no item."""
+    """Whether the mention is a later item of a comma list that "no", "without" or "neither" opens: "with no STOP
+    sign, YIELD sign, or signal". Each item is its own clause (commas part clauses) and holds only the item: the
+    list's first item ends its clause at most three words after the negation ("no space to return" is no item), and
+    its last item, after "and" or "or", ends its clause within four words. A list that goes on into the sentence's
+    verb ("On roads without shoulders, bicyclists, pedestrians, and farm vehicles share the lane") is no list of
+    things ruled out, nor is an item whose clause goes on ("and pedestrians have the right-of-way")."""
     clause = toks[m.start].clause
     sentence = toks[m.start].sentence
     start = _clause_start(toks, clause)
@@ -1322,6 +1338,17 @@ def _negated_list_item(m: Mention, toks: list[Token]) -> bool:
         return False  # the clause goes on: a sentence of its own, no list item
     if start == 0 or toks[start - 1].sentence != sentence:
         return False
+    # On to the list's last item: short clauses of their own, the last one opened by "and" or "or".
+    item = clause
+    while toks[_clause_start(toks, item)].word not in _CONJUNCTIONS:
+        nxt = next((t for t in toks[m.end :] if t.clause > item), None)
+        if nxt is None or nxt.sentence != sentence:
+            return False
+        item = nxt.clause
+        if sum(t.clause == item for t in toks) > 4:
+            return False
+    if sum(t.clause == item for t in toks) > 4:
+        return False
     # Back over the list's earlier items (short clauses of their own) to the clause that opens it.
     prev = toks[start - 1].clause
     while True:
@@ -1329,7 +1356,7 @@ def _negated_list_item(m: Mention, toks: list[Token]) -> bool:
         words = [t.word for t in toks[first:start]]
         negated = [i for i, w in enumerate(words) if w in _NEGATIONS]
         if negated:
-            return len(words) - negated[-1] <= 5
+            return len(words) - negated[-1] <= 4 and "to" not in words[negated[-1] :]
         if len(words) > 4 or first == 0 or toks[first - 1].sentence != sentence:
             return False
         start, prev = first, toks[first - 1].clause
@@ -1543,7 +1570,9 @@ def _fallback_place(m: Mention, toks: list[Token]) -> bool:
 
 def _stop_point(m: Mention, toks: list[Token]) -> bool:
     """Whether the place is named as where to stop: "stop before the crosswalk", "stop at the limit line, or before
-    entering the crosswalk" (a stop word earlier in the sentence, "before" or "behind" just ahead of the place)."""
+    entering the crosswalk" (a stop word earlier in the sentence, "before" or "behind" just ahead of the place). Any
+    stop word counts, a STOP sign's and a waiting pedestrian's too: the caller asks only for a junction's sign or
+    signal, whose place is the junction either way."""
     sentence = toks[m.start].sentence
     near = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.sentence == sentence]
     if not {"before", "behind"} & set(near):
@@ -1961,6 +1990,7 @@ def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
     if top.term.tokens[-1:] == ("sign",) or (_MOTOR_WORDS | _VULNERABLE_WORDS) & set(top.term.tokens):
         return None  # (a road user on a sign, "a slow-moving vehicle's orange triangle sign", is the road user's)
     inner = [m for m in analysis.manipulations if m.term == top.term and not m.ruled_out]
+    toks = analysis.tokens
     return next(
         (
             s
@@ -1970,7 +2000,7 @@ def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
             and not (s.ruled_out or s.aside)
             and any(
                 s.start <= m.start <= m.end <= s.end
-                or s.start == m.end
+                or (s.start == m.end and toks[s.start].clause == toks[m.end - 1].clause)
                 or set(tokens(m.surface)) < set(tokens(s.surface))
                 for m in inner
             )
