@@ -394,15 +394,15 @@ _CLOCK = re.compile(
 )
 # Sentences of a crash's aftermath: where the vehicles came to rest, towing, injuries, air bags.
 _AFTERMATH = re.compile(
-    r"\b(?:rest|rotated|pushed|spun|towed|transported|treated|injur\w*|air\s*bags?|deployed|driven\s+from|"
-    r"hospital|seat\s*belt|died|killed|fatal\w*|ambulance|struck|impact\w*|collided|hit)\b",
+    r"\b(?:rest|rotated|rotating|pushed|redirected|rolled|overturned|slid|spun|towed|transported|treated|injur\w*|"
+    r"air\s*bags?|deployed|driven\s+from|hospital|seat\s*belt|died|killed|fatal\w*|ambulance|struck|impact\w*|"
+    r"collided|hit)\b",
     re.IGNORECASE,
 )
 # A sentence about the vehicles or people ("The driver of V1 said she was on her way to the intersection ...", "V1
 # then fled ... near the junction") tells their story, not the scene's road.
 _ABOUT_PEOPLE = re.compile(
-    r"\bV\d+\b|\b(?:driver|drivers|he|she|they|his|her|their|witness\w*|occupant|passenger|police)\b"
-    r"|\b(?:fled|redirected|rolled|overturned|slid|rotating)\b",
+    r"\bV\d+\b|\b(?:driver|drivers|he|she|they|his|her|their|witness\w*|occupant|passenger|police|fled)\b",
     re.IGNORECASE,
 )
 # A sentence that says when the crash happened: "The crash occurred shortly after 2200 hours".

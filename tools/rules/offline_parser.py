@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -725,20 +726,20 @@ class OntologyGroundedParser:
                 and not heading.term.is_core
                 and _MOTOR_WORDS & set(ranked[0].term.tokens)
             ) or (heading.term.category == "traffic_infrastructure" and ranked[0].term.category == "environment"):
-                ranked = [heading, *(m for m in ranked if m is not heading)]
+                ranked = _first(heading, ranked)
         # A hazard named as the legend of a sign ("a LANE ENDS sign", "Lane Ends merge sign") is what the sign shows:
         # the sign is what the rule is about.
         named_sign = _sign_named_by(ranked[0], analysis) if ranked else None
         if named_sign is not None:
-            ranked = [named_sign, *(m for m in ranked if m.term != named_sign.term)]
+            ranked = _first(named_sign, ranked)
         shown = _shown_sign(model, analysis, ranked[0]) if ranked else None
         if shown is not None:
-            ranked = [shown, *(m for m in ranked if m.term != shown.term)]
+            ranked = _first(shown, ranked)
         # A bus or streetcar stopping "to let people on or off" is named for its riders: they are whom the ego waits
         # for, so the MR adds the passengers. (A school bus stays the subject: its lights and stop arm rule.)
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
         if riders is not None and ranked[0].term.normalised in _TRANSIT:  # (riders is one of ranked)
-            ranked = [riders, *(m for m in ranked if m is not riders)]
+            ranked = _first(riders, ranked)
         if ranked and not all(m.ruled_out for m in ranked):
             return ranked
         # Nothing named, or only what the rule rules out ("At a T intersection without STOP or YIELD signs, drivers on
@@ -1339,15 +1340,16 @@ def _negated_list_item(m: Mention, toks: list[Token]) -> bool:
     if start == 0 or toks[start - 1].sentence != sentence:
         return False
     # On to the list's last item: short clauses of their own, the last one opened by "and" or "or".
+    size = Counter(t.clause for t in toks)
     item = clause
     while toks[_clause_start(toks, item)].word not in _CONJUNCTIONS:
         nxt = next((t for t in toks[m.end :] if t.clause > item), None)
         if nxt is None or nxt.sentence != sentence:
             return False
         item = nxt.clause
-        if sum(t.clause == item for t in toks) > 4:
+        if size[item] > 4:
             return False
-    if sum(t.clause == item for t in toks) > 4:
+    if size[item] > 4:
         return False
     # Back over the list's earlier items (short clauses of their own) to the clause that opens it.
     prev = toks[start - 1].clause
@@ -1972,6 +1974,11 @@ def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None
         ),
         None,
     )
+
+
+def _first(lead: Mention, ranked: list[Mention]) -> list[Mention]:
+    """``ranked`` with ``lead`` put first (and no other mention of its term: the ranking holds one per term)."""
+    return [lead, *(m for m in ranked if m.term != lead.term)]
 
 
 def _title(m: Mention, toks: list[Token]) -> bool:
