@@ -332,6 +332,63 @@ def test_a_sign_in_a_heading_leads_the_weather_it_is_seen_in(parser: OntologyGro
     assert "rain" in bare.manipulation, bare
 
 
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        # a heading, then the picture's text, then the paragraph, all run together as a scraped page gives them
+        (
+            "Warning Signs elk crossing sign Yellow diamond signs showing an elk mark stretches where wild animals "
+            "cross. Take extra care at dusk and slow down.",
+            "warning",
+        ),
+        # the picture's text first, then the heading
+        (
+            "raised pavement markers Raised Pavement Markers Little raised reflectors along the lane lines are easy "
+            "to spot at night or in rain. Keep between them.",
+            "raised pavement",
+        ),
+    ],
+)
+def test_a_heading_glued_to_a_pictures_text_still_heads_the_rule(
+    parser: OntologyGroundedParser, text: str, subject: str
+) -> None:
+    """A sign or marking in the glued opening of a scraped page leads the light or weather named as a case of it;
+    without the heading the weather leads."""
+    assert subject in parser.parse(rule(text, region="california"))[0].mr.manipulation
+    bare = "Raised pavement markers are easy to spot at night or in rain. Keep between them."
+    assert "rain" in parser.parse(rule(bare, region="california"))[0].mr.manipulation
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "At a STOP sign Drivers must wait.",  # a word in capitals glues nothing ...
+        "Stop at a STOP sign and wait.",
+        "Slow down. Watch for deer Yellow signs show where.",  # only the first sentence can be glued
+        "Watch for deer at dusk, Yellow signs show where.",  # a comma ends the run
+    ],
+)
+def test_only_a_capital_run_on_after_a_lower_case_word_glues_an_opening(
+    parser: OntologyGroundedParser, text: str
+) -> None:
+    from tools.rules.offline_parser import _glued_opening
+
+    assert _glued_opening(parser.analyse(rule(text, region="california")).tokens) == (4 if "Drivers" in text else 0)
+
+
+def test_a_condition_in_a_heading_leads_the_light_it_comes_from(parser: OntologyGroundedParser) -> None:
+    """'Sun Glare ... Glare from the rising sun': the glare the heading names is the subject, not the sunrise that
+    causes it; but where the text opens on the conditions ('Slippery Roads Rain, snow, or ice can make the pavement
+    slick'), those conditions are what it tells of."""
+    glare = (
+        "Sun Glare driving east at sunrise Glare from the rising sun can hide signals and people on foot. Slow down "
+        "and use your visor."
+    )
+    assert "glare" in parser.parse(rule(glare, region="california"))[0].mr.manipulation.lower()
+    slick = "Slippery Roads Rain, snow, or ice can make the pavement slick. Drive slower than you would on a dry road."
+    assert "slippery" not in parser.parse(rule(slick, region="california"))[0].mr.manipulation.lower()
+
+
 def test_what_a_habit_causes_is_an_aside(parser: OntologyGroundedParser) -> None:
     """'Do not slow down to stare at a collision ... Gawkers cause traffic jams': the collision is the subject; the
     traffic jams it causes are a consequence, not what the rule is about."""

@@ -717,7 +717,9 @@ class OntologyGroundedParser:
         # in the rain").
         heading = (
             next((m for m in ranked if m.term == lead.term), None)
-            if subject is not None and lead is not None and _title(lead, analysis.tokens)
+            if lead is not None
+            and (subject is not None or lead.term.category in ("traffic_infrastructure", "environment"))
+            and _title(lead, analysis.tokens)
             else None
         )
         if heading is not None and not (heading.ruled_out or heading.aside) and ranked[0].term.is_core:
@@ -725,7 +727,13 @@ class OntologyGroundedParser:
                 heading.term.category == "object"
                 and not heading.term.is_core
                 and _MOTOR_WORDS & set(ranked[0].term.tokens)
-            ) or (heading.term.category == "traffic_infrastructure" and ranked[0].term.category == "environment"):
+            ) or (
+                ranked[0].term.category == "environment"
+                and (
+                    heading.term.category == "traffic_infrastructure"
+                    or (heading.term.category == "environment" and not _opens_with_other(heading, analysis))
+                )
+            ):
                 ranked = _first(heading, ranked)
         # A hazard named as the legend of a sign ("a LANE ENDS sign", "Lane Ends merge sign") is what the sign shows:
         # the sign is what the rule is about.
@@ -1983,11 +1991,39 @@ def _first(lead: Mention, ranked: list[Mention]) -> list[Mention]:
 
 def _title(m: Mention, toks: list[Token]) -> bool:
     """Whether the mention is a heading glued to the text: its words capitalised and the next word too ("Traffic
-    Breaks An officer ...") or the next word on a new sentence."""
+    Breaks An officer ...") or the next word on a new sentence; or it stands in the glued run of heading and picture
+    text a scraped page opens with ("Warning Signs deer crossing sign Yellow signs ...", "raised pavement markers
+    Raised Pavement Markers and Reflectors Small ...")."""
     words = toks[m.start : m.end]
+    if m.end <= _glued_opening(toks):
+        return True
     if not all(t.raw[:1].isupper() for t in words):
         return False
     return m.end == len(toks) or toks[m.end].raw[:1].isupper() or toks[m.end].sentence != toks[m.start].sentence
+
+
+def _opens_with_other(heading: Mention, analysis: RuleAnalysis) -> bool:
+    """Whether the text after a heading opens on another condition ("Slippery Roads Rain, snow, or mud can make the
+    roads slippery"): the body then tells of that condition, and the heading only sums it up."""
+    return any(
+        m.start == heading.end and m.term != heading.term and m.term.category == heading.term.category
+        for m in analysis.manipulations
+    )
+
+
+def _glued_opening(toks: list[Token], reach: int = 12) -> int:
+    """Where the glued opening of a scraped page ends: the last word, among the first sentence's first ``reach``,
+    that is capitalised right after a lower-case word of the same clause (a heading or picture text run into the next
+    line: "... deer crossing sign Yellow signs ..."); 0 where none is. A word in capitals ("a STOP sign") is none."""
+    end = 0
+    for i in range(1, min(reach, len(toks))):
+        here, before = toks[i], toks[i - 1]
+        if here.sentence != toks[0].sentence:
+            break
+        capital = here.raw[:1].isupper() and (len(here.raw) == 1 or not here.raw.isupper())
+        if capital and before.raw[:1].islower() and before.clause == here.clause:
+            end = i
+    return end
 
 
 def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
