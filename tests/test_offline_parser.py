@@ -286,6 +286,23 @@ def test_a_crosswalk_to_stop_before_is_no_place_of_a_junction_sign(
     assert light is not None and light.road_type == "crosswalk", light
 
 
+def test_a_crosswalk_last_in_a_list_of_stop_points_is_no_place_of_a_junction_sign(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """'stop behind the limit line or crosswalk': the crosswalk too is where the STOP sign's stop is made, and the
+    Validator, which grounds the sign's junction, counts it no more than the parser does (it had kept the road users
+    at the crosswalk instead)."""
+    text = (
+        "STOP Sign red eight-sided sign\nCome to a complete stop behind the limit line or crosswalk, then move on only "
+        "when the way is clear of cars, bicyclists, and people walking."
+    )
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and (mr.road_type, mr.manipulation) == ("intersection", "a stop sign"), mr
+    # (a crosswalk in a list with no stop word before it stays a place)
+    walk = best(parser, validator, "Watch for people walking at a corner or crosswalk.", "california")
+    assert walk is not None and walk.road_type == "crosswalk", walk
+
+
 def test_a_hazard_named_as_a_signs_legend_is_the_sign(parser: OntologyGroundedParser) -> None:
     """'Lane Ends merge sign' and 'a LANE ENDS sign' are warning signs, named by what they warn of; a road user a sign
     marks ('Slow Moving Vehicles orange triangle sign') stays the road user."""

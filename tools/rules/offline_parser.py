@@ -807,7 +807,7 @@ class OntologyGroundedParser:
             and not _excepted(m, analysis.tokens)
         ]
 
-    def _own_places(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> list[Mention]:
+    def own_places(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> list[Mention]:
         """The places of :meth:`places` that are the place of an MR about ``manipulation``."""
         # Weather, light and road surface hold wherever one drives: the signals, signs and crosswalks such a rule
         # mentions ("sun glare can hide traffic signals", "brake sooner for traffic lights") are what is harder to
@@ -898,7 +898,7 @@ class OntologyGroundedParser:
         return specific
 
     def _road_type(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> tuple[Term, str]:
-        specific = self._own_places(model, analysis, manipulation)
+        specific = self.own_places(model, analysis, manipulation)
         # A rule about the colours of the curb ("White curb: stop only to let passengers on or off", "a bus may stop
         # in a red zone") is about stopping along any road: its passengers and buses make no bus stop.
         curbs = bool(_COLOURED_CURB.search(analysis.rule.text))
@@ -1585,6 +1585,10 @@ def _stop_point(m: Mention, toks: list[Token]) -> bool:
     signal, whose place is the junction either way."""
     sentence = toks[m.start].sentence
     near = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.sentence == sentence]
+    # ... or the last of such places ("stop before the limit line or crosswalk")
+    listed = [t.word for t in toks[max(0, m.start - 7) : m.start] if t.clause == toks[m.start].clause]
+    if "or" in listed[-2:]:
+        near = listed
     if not {"before", "behind"} & set(near):
         return False
     return any(t.word in _STOP_VERBS for t in toks[: m.start] if t.sentence == sentence)

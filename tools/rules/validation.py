@@ -218,7 +218,7 @@ class OfflineValidator:
         )
         mentioned_roads = {m.term.normalised for m in analysis.road_types if not (m.absent or m.ruled_out)}
         # The places the parser counts as the rule's own: not one said to be absent, nor a fallback after one.
-        specific_roads = {m.term.normalised for m in self.parser.places(model, analysis)}
+        specific_roads = {m.term.normalised for m in self.parser.own_places(model, analysis, manip_term)}
         implied_road = model.implied_roads.get(manip)
         if road == model.any_roads.normalised:
             road_ok, road_detail = True, "'any roads' holds wherever the rule applies"
