@@ -406,6 +406,14 @@ def test_a_condition_in_a_heading_leads_the_light_it_comes_from(parser: Ontology
     assert "slippery" not in parser.parse(rule(slick, region="california"))[0].mr.manipulation.lower()
 
 
+def test_an_orange_warning_sign_is_a_work_zone_sign(parser: OntologyGroundedParser) -> None:
+    """US handbooks: warning signs are yellow, work zone signs orange; an 'orange warning sign' is the work zone's."""
+    orange = parser.parse(rule("Slow down when you pass an orange warning sign.", region="california"))[0].mr
+    assert "work zone" in orange.manipulation.lower(), orange
+    yellow = parser.parse(rule("Slow down when you pass a yellow warning sign.", region="california"))[0].mr
+    assert "warning" in yellow.manipulation.lower(), yellow
+
+
 def test_what_a_habit_causes_is_an_aside(parser: OntologyGroundedParser) -> None:
     """'Do not slow down to stare at a collision ... Gawkers cause traffic jams': the collision is the subject; the
     traffic jams it causes are a consequence, not what the rule is about."""
