@@ -414,6 +414,17 @@ def test_an_orange_warning_sign_is_a_work_zone_sign(parser: OntologyGroundedPars
     assert "warning" in yellow.manipulation.lower(), yellow
 
 
+def test_slow_traffic_that_others_are_in_is_no_cue_to_slow_down(parser: OntologyGroundedParser) -> None:
+    """'Motorcyclists may ride between lanes of slow or stopped traffic. Stay in your lane': the slow traffic is the
+    others'; the ego keeps its lane. A verb that slows traffic ('weaves across the lanes to slow traffic') still asks
+    the ego to slow with it."""
+    text = "Motorcyclists may ride between lanes of slow or stopped traffic. Stay in your lane when they do."
+    splitting = parser.analyse(rule(text, region="california"))
+    assert "slow down" not in splitting.behavior_scores, splitting.behavior_evidence
+    weave = "An officer weaves across the lanes to slow traffic behind an emergency."
+    assert "slow down" in parser.analyse(rule(weave, region="california")).behavior_scores
+
+
 def test_what_a_habit_causes_is_an_aside(parser: OntologyGroundedParser) -> None:
     """'Do not slow down to stare at a collision ... Gawkers cause traffic jams': the collision is the subject; the
     traffic jams it causes are a consequence, not what the rule is about."""

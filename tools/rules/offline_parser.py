@@ -202,6 +202,7 @@ class _RegionModel:
         self.not_term_matcher = PhraseMatcher(
             (Pattern(tokens(p), "none", "none") for p in lexicon.not_terms), max_gap=0
         )
+        self.not_cue_matcher = PhraseMatcher((Pattern(tokens(p), "none", "none") for p in lexicon.not_cues), max_gap=0)
         self.cue_matcher = PhraseMatcher(
             (
                 Pattern(tokens(phrase), behavior, "cue", weight)
@@ -572,7 +573,8 @@ class OntologyGroundedParser:
         scores: dict[str, float] = {}
         evidence: dict[str, list[str]] = {}
         matches = model.cue_matcher.find(toks)
-        taken: set[int] = set()
+        # Words that tell of others, not the ego ("lanes of slow or stopped traffic"), are no cue.
+        taken: set[int] = {i for m in model.not_cue_matcher.find(toks) for i in range(m.start, m.end)}
         for m in sorted(matches, key=lambda m: -(m.end - m.start)):
             span = set(range(m.start, m.end))
             if span & taken:
