@@ -298,6 +298,10 @@ def test_a_crosswalk_last_in_a_list_of_stop_points_is_no_place_of_a_junction_sig
     )
     mr = best(parser, validator, text, "california")
     assert mr is not None and (mr.road_type, mr.manipulation) == ("intersection", "a stop sign"), mr
+    # (a list of three, with a comma before its 'or')
+    three = "At a STOP sign, come to a complete stop behind the limit line, stop line, or crosswalk."
+    mr3 = best(parser, validator, three, "california")
+    assert mr3 is not None and mr3.road_type == "intersection", mr3
     # (a crosswalk in a list with no stop word before it stays a place)
     walk = best(parser, validator, "Watch for people walking at a corner or crosswalk.", "california")
     assert walk is not None and walk.road_type == "crosswalk", walk
@@ -374,13 +378,18 @@ def test_a_heading_glued_to_a_pictures_text_still_heads_the_rule(
     assert subject in parser.parse(rule(text, region="california"))[0].mr.manipulation
     bare = "Raised pavement markers are easy to spot at night or in rain. Keep between them."
     assert "rain" in parser.parse(rule(bare, region="california"))[0].mr.manipulation
+    # a place named in the sentence makes no heading of its opening words
+    named = "Raised pavement markers in California are easy to spot at night or in rain. Keep between them."
+    assert "rain" in parser.parse(rule(named, region="california"))[0].mr.manipulation
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "At a STOP sign Drivers must wait.",  # a word in capitals glues nothing ...
+        "At a STOP sign Drivers must wait.",  # glued at "Drivers", not at "STOP": a word in capitals glues nothing
         "Stop at a STOP sign and wait.",
+        "Warning signs in California are hard to read.",  # a name after a preposition or article glues nothing ...
+        "Watch for a U-turn sign.",  # ... nor does a word with a capital inside a hyphenated word
         "Slow down. Watch for deer Yellow signs show where.",  # only the first sentence can be glued
         "Watch for deer at dusk, Yellow signs show where.",  # a comma ends the run
     ],
@@ -404,6 +413,9 @@ def test_a_condition_in_a_heading_leads_the_light_it_comes_from(parser: Ontology
     assert "glare" in parser.parse(rule(glare, region="california"))[0].mr.manipulation.lower()
     slick = "Slippery Roads Rain, snow, or ice can make the pavement slick. Drive slower than you would on a dry road."
     assert "slippery" not in parser.parse(rule(slick, region="california"))[0].mr.manipulation.lower()
+    for opening in ("In rain, snow, or ice the pavement gets slick.", "When it rains or snows, the pavement is slick."):
+        text = "Slippery Roads " + opening + " Drive slower."
+        assert "slippery" not in parser.parse(rule(text, region="california"))[0].mr.manipulation.lower(), text
 
 
 def test_an_orange_warning_sign_is_a_work_zone_sign(parser: OntologyGroundedParser) -> None:
@@ -421,6 +433,8 @@ def test_slow_traffic_that_others_are_in_is_no_cue_to_slow_down(parser: Ontology
     text = "Motorcyclists may ride between lanes of slow or stopped traffic. Stay in your lane when they do."
     splitting = parser.analyse(rule(text, region="california"))
     assert "slow down" not in splitting.behavior_scores, splitting.behavior_evidence
+    when = "Motorcyclists may ride between lanes when traffic is slow or stopped. Stay in your lane when they do."
+    assert "slow down" not in parser.analyse(rule(when, region="california")).behavior_scores
     weave = "An officer weaves across the lanes to slow traffic behind an emergency."
     assert "slow down" in parser.analyse(rule(weave, region="california")).behavior_scores
 

@@ -1588,7 +1588,7 @@ def _stop_point(m: Mention, toks: list[Token]) -> bool:
     sentence = toks[m.start].sentence
     near = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.sentence == sentence]
     # ... or the last of such places ("stop before the limit line or crosswalk")
-    listed = [t.word for t in toks[max(0, m.start - 7) : m.start] if t.clause == toks[m.start].clause]
+    listed = [t.word for t in toks[max(0, m.start - 7) : m.start] if t.sentence == sentence]
     if "or" in listed[-2:]:
         near = listed
     if not {"before", "behind"} & set(near):
@@ -2010,11 +2010,19 @@ def _title(m: Mention, toks: list[Token]) -> bool:
 
 def _opens_with_other(heading: Mention, analysis: RuleAnalysis) -> bool:
     """Whether the text after a heading opens on another condition ("Slippery Roads Rain, snow, or mud can make the
-    roads slippery"): the body then tells of that condition, and the heading only sums it up."""
+    roads slippery", "... In rain ...", "... When it rains ..."): the body then tells of that condition, and the
+    heading only sums it up."""
+    toks = analysis.tokens
     return any(
-        m.start == heading.end and m.term != heading.term and m.term.category == heading.term.category
+        m.start >= heading.end
+        and all(t.word in _CONDITION_OPENERS for t in toks[heading.end : m.start])
+        and m.term != heading.term
+        and m.term.category == heading.term.category
         for m in analysis.manipulations
     )
+
+
+_CONDITION_OPENERS = frozenset({"in", "when", "if", "it", "during", "on"})
 
 
 def _glued_opening(toks: list[Token], reach: int = 12) -> int:
@@ -2026,10 +2034,16 @@ def _glued_opening(toks: list[Token], reach: int = 12) -> int:
         here, before = toks[i], toks[i - 1]
         if here.sentence != toks[0].sentence:
             break
-        capital = here.raw[:1].isupper() and (len(here.raw) == 1 or not here.raw.isupper())
-        if capital and before.raw[:1].islower() and before.clause == here.clause:
+        capital = here.raw[:1].isupper() and (len(here.raw) == 1 or (here.raw[1:].isalpha() and here.raw[1:].islower()))
+        if capital and before.raw[:1].islower() and before.clause == here.clause and before.word not in _NAME_BEFORE:
             end = i
     return end
+
+
+# Words after which a capital starts a name, not the text after a heading ("signs in California", "on Interstate 5").
+_NAME_BEFORE = frozenset(
+    {"the", "a", "an", "on", "in", "near", "at", "of", "to", "for", "from", "by", "into", "onto", "along", "across"}
+)
 
 
 def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
