@@ -1586,11 +1586,10 @@ def _stop_point(m: Mention, toks: list[Token]) -> bool:
     stop word counts, a STOP sign's and a waiting pedestrian's too: the caller asks only for a junction's sign or
     signal, whose place is the junction either way."""
     sentence = toks[m.start].sentence
-    near = [t.word for t in toks[max(0, m.start - 4) : m.start] if t.sentence == sentence]
-    # ... or the last of such places ("stop before the limit line or crosswalk")
     listed = [t.word for t in toks[max(0, m.start - 7) : m.start] if t.sentence == sentence]
-    if "or" in listed[-2:]:
-        near = listed
+    # (four words ahead of the place, or seven where it is the last of such places: "before the limit line or
+    # crosswalk")
+    near = listed if "or" in listed[-2:] else listed[-4:]
     if not {"before", "behind"} & set(near):
         return False
     return any(t.word in _STOP_VERBS for t in toks[: m.start] if t.sentence == sentence)

@@ -217,7 +217,8 @@ class OfflineValidator:
             hard=True,
         )
         mentioned_roads = {m.term.normalised for m in analysis.road_types if not (m.absent or m.ruled_out)}
-        # The places the parser counts as the rule's own: not one said to be absent, nor a fallback after one.
+        # The places the parser counts as the rule's own for this manipulation: not one said to be absent, nor a
+        # fallback after one, nor where a junction sign's stop is made.
         specific_roads = {m.term.normalised for m in self.parser.own_places(model, analysis, manip_term)}
         implied_road = model.implied_roads.get(manip)
         if road == model.any_roads.normalised:
