@@ -3226,3 +3226,56 @@ def test_a_sudden_stop_ahead_is_braking_not_a_stopped_vehicle(
         parser, validator, "Stay far enough back to brake in time if the driver in front stops suddenly.", "germany"
     )
     assert mr is not None and mr.manipulation == "a driver in front", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Near the corner, walls, shrubs or parked cars can keep you from seeing traffic on the cross street; go slowly.",
+        "Where a fence, tall hedges or parked trucks hide the side road, drive no faster than 15 mph.",
+    ],
+)
+def test_parked_cars_listed_with_buildings_and_trees_are_an_obstacle_to_the_view(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """Parked cars named among the things that stand in the way of a driver's view (walls, hedges, trees) are one
+    more such thing: California's Obstacle, not a stopped vehicle."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "an obstacle", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Look for people getting out of parked cars and give them room. A tree may stand at the corner.",
+        "A tree fell. Watch for people getting out of parked cars and give them room.",
+    ],
+)
+def test_parked_cars_with_no_view_blocker_beside_them_stay_stopped_vehicles(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """Guard: parked cars on their own (a tree in another sentence) are still stopped vehicles."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "obstacle" not in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        (
+            "An intersection is uncontrolled when no signs or signals stand at any of its corners; slow for cross traffic.",
+            "intersection",
+        ),
+        (
+            "A crosswalk is unmarked when no white lines are painted on it, yet pedestrians there have the right-of-way.",
+            "crosswalk",
+        ),
+    ],
+)
+def test_a_place_defined_by_what_it_lacks_is_still_the_rules_place(
+    parser: OntologyGroundedParser, text: str, road: str
+) -> None:
+    """ "An intersection is uncontrolled when no signs ...": the place is the subject the sentence defines, not a
+    fallback used only when something is missing ("stop before the crosswalk if there is no line")."""
+    mr = parser.parse(rule(text, region="california"))[0].mr
+    assert mr.road_type == road, mr

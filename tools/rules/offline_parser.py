@@ -346,6 +346,7 @@ class OntologyGroundedParser:
         manip += self._colour_mentions(model, toks, masked)
         manip += self._elided_mentions(model, toks, manip)
         manip = [self._blinking(model, m, toks) for m in manip]
+        manip = [self._view_blocker(model, m, toks) for m in manip]
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks, masked=plain)]
         roads = [m for m in roads if not (_general_manoeuvre(m, toks) or _forbidden_u_turn(m, toks))]
         manip = _drop_nested(manip, roads)
@@ -465,6 +466,23 @@ class OntologyGroundedParser:
         if flashing is None or not near & _BLINK_WORDS:
             return m
         return dataclasses.replace(m, term=flashing)
+
+    @staticmethod
+    def _view_blocker(model: _RegionModel, m: Mention, toks: list[Token]) -> Mention:
+        """Parked cars listed with buildings, trees or hedges ("trees, bushes, buildings or parked cars can block the
+        view") are one more thing in the driver's line of sight: the region's obstacle, where it has one."""
+        # (a stopped vehicle named by a word for parking, or any vehicle said to be parked: "parked trucks")
+        parked = m.term.normalised == "stopped vehicle" and any(
+            t.word.startswith("park") for t in toks[m.start : m.end]
+        )
+        if not (parked or (m.start > 0 and toks[m.start - 1].word == "parked")):
+            return m
+        obstacle = model.vocabulary.lookup("manipulation", "obstacle")
+        clause = toks[m.start].clause
+        near = {t.word for t in toks[max(0, m.start - 8) : m.end + 2] if t.clause == clause}
+        if obstacle is None or not near & _VIEW_BLOCKERS:
+            return m
+        return dataclasses.replace(m, term=obstacle)
 
     def _colour_mentions(self, model: _RegionModel, toks: list[Token], masked: frozenset[int]) -> list[Mention]:
         words = [t.word for t in toks]
@@ -1569,8 +1587,11 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
 
 def _fallback_place(m: Mention, toks: list[Token]) -> bool:
     """ "or before the crosswalk if there is no line", "... if no line is painted", "... where there is none": a place
-    used only when something else is missing. ("even if no lines are painted" concedes: the place is there anyway.)"""
+    used only when something else is missing. ("even if no lines are painted" concedes: the place is there anyway.
+    Nor is a place its sentence opens on a fallback: "An intersection is blind when no STOP sign ..." defines it.)"""
     sentence = toks[m.start].sentence
+    if all(t.word in _ARTICLES | {"every", "each", "any"} for t in toks[: m.start] if t.sentence == sentence):
+        return False
     after = [t.word for t in toks[m.end : m.end + 6] if t.sentence == sentence]
     return any(
         w in {"if", "when", "where"}
@@ -1722,6 +1743,13 @@ _FOR_USERS = tuple(
 )
 # Road users a driver watches out for, whatever lane they have: no lane's mere users.
 _VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "person", "micro-vehicle", "passenger"})
+
+
+# Things that stand between a driver and what they need to see.
+_VIEW_BLOCKERS = frozenset(
+    {"building", "buildings", "tree", "trees", "hedge", "hedges", "bush", "bushes", "shrub", "shrubs", "wall", "walls"}
+    | {"fence", "fences"}
+)
 
 
 _AMONG = frozenset({"between", "near", "behind", "around", "among", "past"})
