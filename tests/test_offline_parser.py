@@ -3279,3 +3279,49 @@ def test_a_place_defined_by_what_it_lacks_is_still_the_rules_place(
     fallback used only when something is missing ("stop before the crosswalk if there is no line")."""
     mr = parser.parse(rule(text, region="california"))[0].mr
     assert mr.road_type == road, mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "All-Way Stops\nHalt fully at the limit line. When two cars halt together, the car on the right goes first.",
+        "All-Way Stop\nStop completely at the limit line, then the driver who stopped first goes first.",
+    ],
+)
+def test_a_sign_heading_leads_the_line_its_stop_is_made_at(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """ "All-Way Stops / Halt fully at the limit line": the line is where the heading's sign has the driver stop; the
+    sign is what the rule is about."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "a stop sign", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Limit Lines\nStop at the wide white limit line when a sign or signal tells you to stop.",
+        "Stop Signs and Limit Lines\nAt a STOP sign, make your stop at the white limit line painted across the lane.",
+    ],
+)
+def test_a_heading_that_names_the_line_keeps_the_line(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """Guard: where the heading names the line itself, the line stays the subject."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "limit line" in mr.manipulation, mr
+
+
+def test_a_sign_heading_joined_to_the_line_keeps_the_line(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """Guard: "Stop Signs and Limit Lines" glued to picture text names the line in the heading, though the heading
+    runs on into lower-case words: the line stays the subject."""
+    mr = best(
+        parser,
+        validator,
+        "Stop Signs and Limit Lines white limit line painted across a lane At a STOP sign, you make your stop at the "
+        "limit line.",
+        "california",
+    )
+    assert mr is not None and "limit line" in mr.manipulation, mr

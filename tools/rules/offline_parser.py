@@ -755,6 +755,20 @@ class OntologyGroundedParser:
                 )
             ):
                 ranked = _first(heading, ranked)
+            # A sign or signal heading leads the line the body has the driver stop at ("Four-Way Stops / Stop
+            # completely at the limit line"), unless the heading names that line too ("Stop Signs and Limit Lines").
+            elif (
+                heading.term.category == "traffic_infrastructure"
+                and "line" not in heading.term.tokens
+                and "line" in ranked[0].term.tokens
+                and ranked[0].term.category == "traffic_infrastructure"
+                and _stop_point(ranked[0], analysis.tokens, _STOP_AT)
+                and not any(
+                    m.term == ranked[0].term and (_title(m, analysis.tokens) or _joined_to(m, lead, analysis.tokens))
+                    for m in analysis.manipulations
+                )
+            ):
+                ranked = _first(heading, ranked)
         # A hazard named as the legend of a sign ("a LANE ENDS sign", "Lane Ends merge sign") is what the sign shows:
         # the sign is what the rule is about.
         named_sign = _sign_named_by(ranked[0], analysis) if ranked else None
@@ -1532,6 +1546,8 @@ _CLAUSE_VERBS = frozenset({"is", "are", "was", "were", "has", "have", "had"})
 
 
 _STOP_VERBS = frozenset({"stop", "stopping", "stopped", "wait", "waiting", "halt"})
+# Where a line is that the driver stops at ("stop at the limit line", "behind the stop line").
+_STOP_AT = frozenset({"at", "before", "behind"})
 _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
 _ANYWHERE_MANOEUVRES = frozenset(
@@ -1601,7 +1617,7 @@ def _fallback_place(m: Mention, toks: list[Token]) -> bool:
     )
 
 
-def _stop_point(m: Mention, toks: list[Token]) -> bool:
+def _stop_point(m: Mention, toks: list[Token], preps: frozenset[str] = frozenset({"before", "behind"})) -> bool:
     """Whether the place is named as where to stop: "stop before the crosswalk", "stop at the limit line, or before
     entering the crosswalk" (a stop word earlier in the sentence, "before" or "behind" just ahead of the place). Any
     stop word counts, a STOP sign's and a waiting pedestrian's too: the caller asks only for a junction's sign or
@@ -1611,7 +1627,7 @@ def _stop_point(m: Mention, toks: list[Token]) -> bool:
     # (four words ahead of the place, or seven where it is the last of such places: "before the limit line or
     # crosswalk")
     near = listed if "or" in listed[-2:] else listed[-4:]
-    if not {"before", "behind"} & set(near):
+    if not preps & set(near):
         return False
     return any(t.word in _STOP_VERBS for t in toks[: m.start] if t.sentence == sentence)
 
@@ -2033,6 +2049,11 @@ def _title(m: Mention, toks: list[Token]) -> bool:
     if not all(t.raw[:1].isupper() for t in words):
         return False
     return m.end == len(toks) or toks[m.end].raw[:1].isupper() or toks[m.end].sentence != toks[m.start].sentence
+
+
+def _joined_to(m: Mention, other: Mention | None, toks: list[Token]) -> bool:
+    """Whether the mention follows the other straight after "and" or "or" ("Stop Signs and Limit Lines")."""
+    return other is not None and m.start == other.end + 1 and toks[other.end].word in {"and", "or"}
 
 
 def _opens_with_other(heading: Mention, analysis: RuleAnalysis) -> bool:
