@@ -439,6 +439,15 @@ def test_slow_traffic_that_others_are_in_is_no_cue_to_slow_down(parser: Ontology
     assert "slow down" in parser.analyse(rule(weave, region="california")).behavior_scores
 
 
+def test_a_green_light_in_a_list_of_colours_is_no_cue_to_go_on(parser: OntologyGroundedParser) -> None:
+    """'whatever the red, yellow or green light shows': a list of a signal's colours names signals, not a green that
+    lets the ego go on. A green light on its own still does."""
+    listed = "A flagger's signals come before a red, yellow or green light at the work site."
+    assert "keep current" not in parser.analyse(rule(listed, region="california")).behavior_scores
+    alone = "When the green light comes on, go on through the junction."
+    assert "keep current" in parser.analyse(rule(alone, region="california")).behavior_scores
+
+
 def test_what_a_habit_causes_is_an_aside(parser: OntologyGroundedParser) -> None:
     """'Do not slow down to stare at a collision ... Gawkers cause traffic jams': the collision is the subject; the
     traffic jams it causes are a consequence, not what the rule is about."""
