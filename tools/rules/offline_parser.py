@@ -478,9 +478,10 @@ class OntologyGroundedParser:
         if not (parked or (m.start > 0 and toks[m.start - 1].word == "parked")):
             return m
         obstacle = model.vocabulary.lookup("manipulation", "obstacle")
-        clause = toks[m.start].clause
-        near = {t.word for t in toks[max(0, m.start - 8) : m.end + 2] if t.clause == clause}
-        if obstacle is None or not near & _VIEW_BLOCKERS:
+        sentence = toks[m.start].sentence
+        near = {t.word for t in toks[max(0, m.start - 8) : m.end + 6] if t.sentence == sentence}
+        sight = {t.word for t in toks if t.sentence == sentence} & _SIGHT_WORDS
+        if obstacle is None or not near & _VIEW_BLOCKERS or not sight:
             return m
         return dataclasses.replace(m, term=obstacle)
 
@@ -759,6 +760,7 @@ class OntologyGroundedParser:
             # completely at the limit line"), unless the heading names that line too ("Stop Signs and Limit Lines").
             elif (
                 heading.term.category == "traffic_infrastructure"
+                and {"sign", "signal", "light", "arrow"} & set(heading.term.tokens)
                 and "line" not in heading.term.tokens
                 and "line" in ranked[0].term.tokens
                 and ranked[0].term.category == "traffic_infrastructure"
@@ -1619,7 +1621,8 @@ def _fallback_place(m: Mention, toks: list[Token]) -> bool:
 
 def _stop_point(m: Mention, toks: list[Token], preps: frozenset[str] = frozenset({"before", "behind"})) -> bool:
     """Whether the place is named as where to stop: "stop before the crosswalk", "stop at the limit line, or before
-    entering the crosswalk" (a stop word earlier in the sentence, "before" or "behind" just ahead of the place). Any
+    entering the crosswalk" (a stop word earlier in the sentence, one of ``preps``, by default "before" or "behind",
+    just ahead of the place). Any
     stop word counts, a STOP sign's and a waiting pedestrian's too: the caller asks only for a junction's sign or
     signal, whose place is the junction either way."""
     sentence = toks[m.start].sentence
@@ -1761,10 +1764,11 @@ _FOR_USERS = tuple(
 _VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "person", "micro-vehicle", "passenger"})
 
 
-# Things that stand between a driver and what they need to see.
-_VIEW_BLOCKERS = frozenset(
-    {"building", "buildings", "tree", "trees", "hedge", "hedges", "bush", "bushes", "shrub", "shrubs", "wall", "walls"}
-    | {"fence", "fences"}
+# Things that stand between a driver and what they need to see (the tokenizer reads plurals as singulars), and the
+# words that say they do.
+_VIEW_BLOCKERS = frozenset({"building", "tree", "hedge", "bush", "shrub", "wall", "fence"})
+_SIGHT_WORDS = frozenset(
+    {"block", "blocking", "hide", "hiding", "view", "see", "seeing", "sight", "obscure", "obstruct"}
 )
 
 
