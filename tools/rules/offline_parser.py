@@ -1603,12 +1603,16 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
     return any(w in {"or", "and"} for w in near) and any(w in _ANYWHERE_MANOEUVRES for w in near)
 
 
+# The words that may stand before a place its sentence opens on ("An intersection is blind when ...").
+_OPENING_DETERMINERS = _ARTICLES | {"every", "each", "any"}
+
+
 def _fallback_place(m: Mention, toks: list[Token]) -> bool:
     """ "or before the crosswalk if there is no line", "... if no line is painted", "... where there is none": a place
     used only when something else is missing. ("even if no lines are painted" concedes: the place is there anyway.
     Nor is a place its sentence opens on a fallback: "An intersection is blind when no STOP sign ..." defines it.)"""
     sentence = toks[m.start].sentence
-    if all(t.word in _ARTICLES | {"every", "each", "any"} for t in toks[: m.start] if t.sentence == sentence):
+    if all(t.word in _OPENING_DETERMINERS for t in toks[: m.start] if t.sentence == sentence):
         return False
     after = [t.word for t in toks[m.end : m.end + 6] if t.sentence == sentence]
     return any(
@@ -1622,9 +1626,8 @@ def _fallback_place(m: Mention, toks: list[Token]) -> bool:
 def _stop_point(m: Mention, toks: list[Token], preps: frozenset[str] = frozenset({"before", "behind"})) -> bool:
     """Whether the place is named as where to stop: "stop before the crosswalk", "stop at the limit line, or before
     entering the crosswalk" (a stop word earlier in the sentence, one of ``preps``, by default "before" or "behind",
-    just ahead of the place). Any
-    stop word counts, a STOP sign's and a waiting pedestrian's too: the caller asks only for a junction's sign or
-    signal, whose place is the junction either way."""
+    just ahead of the place). Any stop word counts, a STOP sign's and a waiting pedestrian's too: the caller asks only
+    for a junction's sign or signal, whose place is the junction either way."""
     sentence = toks[m.start].sentence
     listed = [t.word for t in toks[max(0, m.start - 7) : m.start] if t.sentence == sentence]
     # (four words ahead of the place, or seven where it is the last of such places: "before the limit line or
