@@ -3337,3 +3337,25 @@ def test_a_sign_heading_leaves_a_line_that_is_not_where_to_stop(
     """Guard: "All-Way Stops / A limit line is a wide white line": a line the body only describes is no stop point."""
     mr = best(parser, validator, "All-Way Stops\nA limit line is a wide white line across the lane.", "california")
     assert mr is not None and "limit line" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "behaviour"),
+    [
+        # Holding one's pace and lane is carrying on, in any of a handbook's words for it.
+        ("On a wet highway with traffic moving, pick a lane and hold a steady speed.", "keep current"),
+        ("When a motorcyclist rides between lanes in stopped traffic, keep to your own lane.", "keep current"),
+        ("In heavy traffic, keep up with the vehicles around you.", "keep current"),
+        (
+            "If an oncoming driver leaves the high beams on, look to the edge and keep driving in your lane.",
+            "keep current",
+        ),
+        # Staying back from a slow vehicle is slowing, though passing it is also ruled out.
+        ("Stay well back from a snowplow and do not pass it until the road ahead is clear.", "slow down"),
+    ],
+)
+def test_holding_pace_or_lane_is_keep_current_and_staying_back_is_slowing(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, behaviour: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.expected_behavior == behaviour, mr
