@@ -3359,3 +3359,26 @@ def test_holding_pace_or_lane_is_keep_current_and_staying_back_is_slowing(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.expected_behavior == behaviour, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        # A weather or light rule that opens on a place by its name is told of that place.
+        ("Alleys\nAn alley is often narrow and dark, so drive through it slowly.", "alleys"),
+        (
+            "At a railroad crossing without lights or gates, thick fog can hide what is coming, so slow down and listen.",
+            "railroad crossings",
+        ),
+        # Tracks are only a word for the crossing, and the surface is slick wherever they run.
+        ("Railroad Tracks\nRailroad tracks get slippery in the rain; drive over them slowly.", "any roads"),
+        # A place the rule does not open on is where the condition is felt, not the rule's place.
+        ("Before an intersection in thick fog, slow down and listen for traffic.", "any roads"),
+        ("Sun glare can hide traffic lights and people in a crosswalk; lower your visor and slow down.", "any roads"),
+    ],
+)
+def test_a_condition_rule_keeps_the_place_it_opens_on_by_name(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == road, mr

@@ -848,8 +848,10 @@ class OntologyGroundedParser:
         # Weather, light and road surface hold wherever one drives: the signals, signs and crosswalks such a rule
         # mentions ("sun glare can hide traffic signals", "brake sooner for traffic lights") are what is harder to
         # see or stop for, not its place (the development references put every such MR on any roads).
+        # Only a place the rule opens on by its own name ("Alleys / Alleys are narrow and often dark", "At a railroad
+        # crossing without gates, ... in fog") is the place of such a rule: the condition is told of that place.
         if manipulation is not None and manipulation.category == "environment":
-            return []
+            return [m for m in self.places(model, analysis) if m.via == "term" and _opens_rule(m, analysis.tokens)]
         specific = self.places(model, analysis)
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
@@ -1605,6 +1607,15 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
 
 # The words that may stand before a place its sentence opens on ("An intersection is blind when ...").
 _OPENING_DETERMINERS = _ARTICLES | {"every", "each", "any"}
+
+
+def _opens_rule(m: Mention, toks: list[Token]) -> bool:
+    """Whether the rule opens on the mention: nothing but an article, "every"/"each"/"any" or a preposition of place
+    ("At a railroad crossing ...", "In an alley ...") stands before it."""
+    return all(t.word in _OPENING_DETERMINERS or t.word in _PLACE_PREPOSITIONS for t in toks[: m.start])
+
+
+_PLACE_PREPOSITIONS = frozenset({"at", "in", "on", "near"})
 
 
 def _fallback_place(m: Mention, toks: list[Token]) -> bool:
