@@ -3382,3 +3382,46 @@ def test_a_condition_rule_keeps_the_place_it_opens_on_by_name(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == road, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "sign", "behaviour"),
+    [
+        # The red circle and slash pictures a prohibitory sign; the sign named beside it, or the manoeuvre it
+        # crosses out, is which one.
+        (
+            "No U-Turn Sign red circle and slash over a black U-shaped arrow. Do not turn around where it stands.",
+            "no u-turn sign",
+            "keep current",
+        ),
+        (
+            "A white sign with a red circle and slash over a U-turn arrow means U-turns are not allowed here.",
+            "no u-turn sign",
+            "keep current",
+        ),
+        # A class of sign named just after the sign it shows, as well as just before it.
+        (
+            "WRONG WAY Red and white regulatory sign. If you see this sign, you are driving against traffic.",
+            "wrong way sign",
+            None,
+        ),
+        # With no sign named beside it, the picture is the prohibitory sign itself ...
+        (
+            "Red Circle with a Red Line Through It The picture inside the circle shows what you cannot do.",
+            "prohibition for vehicles of all kinds sign",
+            None,
+        ),
+        # ... and a sign named in another sentence is only an example of it.
+        (
+            "A red circle with a slash tells you a move is not allowed. A NO U-TURN sign is one of these.",
+            "prohibition for vehicles of all kinds sign",
+            None,
+        ),
+    ],
+)
+def test_a_prohibitory_picture_is_the_sign_named_beside_it(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, sign: str, behaviour: str | None
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and sign in mr.manipulation, mr
+    assert behaviour is None or mr.expected_behavior == behaviour, mr

@@ -2140,7 +2140,8 @@ def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
 
 def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Mention | None:
     """The sign a class of sign shows, named just after it ("Red and White Regulatory Sign WRONG WAY", "a regulatory
-    sign, NO U TURN"): it, not the class, is what the rule is about. None where ``top`` is no class of sign, or the
+    sign, NO U TURN") or just before it ("No U-Turn Sign red circle and slash ..."), in its sentence: it, not the
+    class, is what the rule is about. None where ``top`` is no class of sign, or the
     sign after it is one the class stands for itself."""
     kept = model.sign_classes.get(top.term.normalised)
     if kept is None:
@@ -2153,7 +2154,7 @@ def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Me
             and m.term.normalised not in kept
             and m.term.category == "traffic_infrastructure"
             and m.term.tokens[-1] == "sign"
-            and top.end <= m.start <= top.end + 2
+            and (top.end <= m.start <= top.end + 2 or m.end <= top.start <= m.end + 2)
             and analysis.tokens[m.start].sentence == analysis.tokens[top.start].sentence
             and not (m.ruled_out or m.aside)
         ),
