@@ -3425,3 +3425,23 @@ def test_a_prohibitory_picture_is_the_sign_named_beside_it(
     mr = best(parser, validator, text, "california")
     assert mr is not None and sign in mr.manipulation, mr
     assert behaviour is None or mr.expected_behavior == behaviour, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        # Switching lights on or off is no turn at a junction, with the lights named between verb and particle too.
+        (
+            "During a traffic break, stay behind the patrol car and do not pass until the officer turns the lights off.",
+            "any roads",
+        ),
+        ("Traffic Breaks\nKeep behind the patrol car until it turns its lights off, and do not pass it.", "any roads"),
+        # A turn the rule asks for is still a junction's.
+        ("Before you turn the corner at a junction, slow down and look for people crossing.", "intersection"),
+    ],
+)
+def test_switching_lights_off_is_no_turn(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == road, mr
