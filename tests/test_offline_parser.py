@@ -3445,3 +3445,27 @@ def test_switching_lights_off_is_no_turn(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == road, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "behaviour"),
+    [
+        # Going on until one is clear of the tracks outweighs the stop the rule rules out beside it ...
+        (
+            "If the red lights start to flash after you are already on the tracks, keep going until your car is clear "
+            "of them. Never stop on the rails.",
+            "keep current",
+        ),
+        # ... and not stopping on the tracks is waiting before them, no cue to go on.
+        (
+            "Do not stop on the railroad tracks, where a train may come; before you start across, be sure there is "
+            "room beyond them.",
+            "slow down",
+        ),
+    ],
+)
+def test_going_on_until_clear_and_not_stopping_on_the_tracks(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, behaviour: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.expected_behavior == behaviour, mr
