@@ -3346,6 +3346,7 @@ def test_a_sign_heading_leaves_a_line_that_is_not_where_to_stop(
         ("On a wet highway with traffic moving, pick a lane and hold a steady speed.", "keep current"),
         ("When a motorcyclist rides between lanes in stopped traffic, keep to your own lane.", "keep current"),
         ("In heavy traffic, keep up with the vehicles around you.", "keep current"),
+        ("When traffic is heavy, choose one lane and do not weave between the others.", "keep current"),
         (
             "If an oncoming driver leaves the high beams on, look to the edge and keep driving in your lane.",
             "keep current",
