@@ -3470,3 +3470,27 @@ def test_going_on_until_clear_and_not_stopping_on_the_tracks(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.expected_behavior == behaviour, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # A signal named only by its colour is no rival for a region road user the rule is about ...
+        (
+            "When an officer is directing traffic at a junction, follow the officer's hand signals over the traffic "
+            "lights; if you are waved on while your light is red, go.",
+            "traffic officer",
+        ),
+        # ... but a red light named as such still is.
+        (
+            "When a police officer is directing traffic, do as the officer signals. A red light still means stop when "
+            "the officer leaves.",
+            "red light",
+        ),
+    ],
+)
+def test_a_colour_alone_does_not_outrank_a_region_subject(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation, mr

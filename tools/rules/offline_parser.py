@@ -672,7 +672,8 @@ class OntologyGroundedParser:
         )
 
         # A core term reached only through a bare, generic vehicle word ("hit another vehicle", "behind another
-        # car") is no subject of its own: a region term that outscores it keeps its place.
+        # car") or a bare signal colour ("while your signal is red") is no subject of its own: a region term that
+        # outscores it keeps its place.
         own_core = [
             m
             for m in ranked
@@ -680,7 +681,7 @@ class OntologyGroundedParser:
         ]
         generic_core = (
             max(m.score for m in own_core)
-            if own_core and all(set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS for m in own_core)
+            if own_core and all(set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS or m.via == "colour" for m in own_core)
             else None
         )
 
