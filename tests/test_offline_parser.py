@@ -3494,3 +3494,22 @@ def test_a_colour_alone_does_not_outrank_a_region_subject(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # A heading in sentence case on a line of its own leads the weather it is seen in, as a title-case one does.
+        (
+            "Raised pavement markers\nThese small reflectors along the lane lines are easy to see at night or in rain.",
+            "raised pavement marker",
+        ),
+        # A first sentence that only opens with the marking's name is no heading.
+        ("Raised pavement markers can be hard to see in heavy rain, so slow down.", "rain"),
+    ],
+)
+def test_a_sentence_case_heading_line_leads_the_weather(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation, mr

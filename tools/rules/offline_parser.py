@@ -2059,11 +2059,19 @@ def _first(lead: Mention, ranked: list[Mention]) -> list[Mention]:
 
 def _title(m: Mention, toks: list[Token]) -> bool:
     """Whether the mention is a heading glued to the text: its words capitalised and the next word too ("Traffic
-    Breaks An officer ...") or the next word on a new sentence; or it stands in the glued run of heading and picture
+    Breaks An officer ...") or the next word on a new sentence; the whole first line of the text, capitalised as a
+    sentence ("Raised pavement markers / Small reflectors ..."); or it stands in the glued run of heading and picture
     text a scraped page opens with ("Warning Signs deer crossing sign Yellow signs ...", "raised pavement markers
     Raised Pavement Markers and Reflectors Small ...")."""
     words = toks[m.start : m.end]
     if m.end <= _glued_opening(toks):
+        return True
+    # A heading in sentence case on a line of its own ("Raised pavement markers / Small raised reflectors ...").
+    if (
+        m.start == 0
+        and words[0].raw[:1].isupper()
+        and (m.end == len(toks) or toks[m.end].sentence != words[0].sentence)
+    ):
         return True
     if not all(t.raw[:1].isupper() for t in words):
         return False
