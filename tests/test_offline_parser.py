@@ -3347,6 +3347,9 @@ def test_a_sign_heading_leaves_a_line_that_is_not_where_to_stop(
         ("When a motorcyclist rides between lanes in stopped traffic, keep to your own lane.", "keep current"),
         ("In heavy traffic, keep up with the vehicles around you.", "keep current"),
         ("When traffic is heavy, choose one lane and do not weave between the others.", "keep current"),
+        ("On a dry freeway with traffic flowing, keep pace with the cars around you.", "keep current"),
+        # Keeping up that the driver cannot manage is no cue to carry on.
+        ("If you cannot keep up with the traffic around you, use the right lane.", "slow down"),
         (
             "If an oncoming driver leaves the high beams on, look to the edge and keep driving in your lane.",
             "keep current",
@@ -3365,20 +3368,23 @@ def test_holding_pace_or_lane_is_keep_current_and_staying_back_is_slowing(
 @pytest.mark.parametrize(
     ("text", "road"),
     [
-        # A weather or light rule that opens on a place by its name is told of that place.
+        # A weather or light rule set in a place, by a heading or an opening phrase of place, is told of that place.
         ("Alleys\nAn alley is often narrow and dark, so drive through it slowly.", "alleys"),
+        ("At an unmarked rail crossing in thick fog, slow down and listen for a train.", "railroad crossings"),
         (
             "At a railroad crossing without lights or gates, thick fog can hide what is coming, so slow down and listen.",
             "railroad crossings",
         ),
         # Tracks are only a word for the crossing, and the surface is slick wherever they run.
         ("Railroad Tracks\nRailroad tracks get slippery in the rain; drive over them slowly.", "any roads"),
-        # A place the rule does not open on is where the condition is felt, not the rule's place.
+        # A place the rule does not open on is where the condition is felt, not the rule's place ...
         ("Before an intersection in thick fog, slow down and listen for traffic.", "any roads"),
+        # ... nor is a place named as the subject: it is one more thing the condition hides.
+        ("Crosswalks are hard to see in fog, so slow down.", "any roads"),
         ("Sun glare can hide traffic lights and people in a crosswalk; lower your visor and slow down.", "any roads"),
     ],
 )
-def test_a_condition_rule_keeps_the_place_it_opens_on_by_name(
+def test_a_condition_rule_keeps_the_place_it_is_set_in(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
 ) -> None:
     mr = best(parser, validator, text, "california")
@@ -3396,7 +3402,7 @@ def test_a_condition_rule_keeps_the_place_it_opens_on_by_name(
             "keep current",
         ),
         (
-            "A white sign with a red circle and slash over a U-turn arrow means U-turns are not allowed here.",
+            "NO U-TURN sign black U-turn arrow in a red circle with a slash. U-turns are not allowed where it stands.",
             "no u-turn sign",
             "keep current",
         ),
@@ -3409,6 +3415,12 @@ def test_a_condition_rule_keeps_the_place_it_opens_on_by_name(
         # With no sign named beside it, the picture is the prohibitory sign itself ...
         (
             "Red Circle with a Red Line Through It The picture inside the circle shows what you cannot do.",
+            "prohibition for vehicles of all kinds sign",
+            None,
+        ),
+        # ... a sign listed with it is no sign it shows ...
+        (
+            "Where a road closed sign and a stop sign are posted together, stop and turn around.",
             "prohibition for vehicles of all kinds sign",
             None,
         ),
@@ -3438,7 +3450,10 @@ def test_a_prohibitory_picture_is_the_sign_named_beside_it(
         ),
         ("Traffic Breaks\nKeep behind the patrol car until it turns its lights off, and do not pass it.", "any roads"),
         # A turn the rule asks for is still a junction's.
-        ("Before you turn the corner at a junction, slow down and look for people crossing.", "intersection"),
+        ("Before you turn the corner, slow down and look for people crossing.", "intersection"),
+        # ... and so with other words for whose lights are switched, or for the siren.
+        ("Stay behind the patrol car until the officer turns his lights off, and do not pass it.", "any roads"),
+        ("Do not pass the patrol car until it turns the siren off.", "any roads"),
     ],
 )
 def test_switching_lights_off_is_no_turn(
@@ -3513,3 +3528,35 @@ def test_a_sentence_case_heading_line_leads_the_weather(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # An arrow that allows a U-turn is no sign that forbids one.
+        ("Follow the U-shaped arrow painted on the pavement to turn around in the cul-de-sac.", None),
+        # A red light named as such elsewhere in the rule is more than a bare colour.
+        (
+            "When an officer is directing traffic, if you are waved on while your light is red, go. Once the officer "
+            "leaves, a red light again means stop.",
+            "red light",
+        ),
+    ],
+)
+def test_review_guards_on_signs_and_colours(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str | None
+) -> None:
+    mr = best(parser, validator, text, "california")
+    if term is None:
+        assert mr is None or "u-turn" not in mr.manipulation, mr
+    else:
+        assert mr is not None and term in mr.manipulation, mr
+
+
+def test_a_u_turn_that_is_not_prohibited_is_no_cue_to_keep_the_way() -> None:
+    """'if a U-turn is not prohibited' names no prohibition: only the full phrases are keep-current cues."""
+    from tools.rules.lexicon import load_lexicon
+
+    cues = {phrase for phrase, _ in load_lexicon().behavior_cues["keep current"]}
+    assert "u-turn is not prohibited" not in cues and not any(c in {"u-turn is not", "u-turns are not"} for c in cues)
+    assert {"u-turn is not allowed", "u-turns are prohibited"} <= cues

@@ -679,9 +679,16 @@ class OntologyGroundedParser:
             for m in ranked
             if (m.term.is_core or m.term.normalised in model.refines_core) and not (m.ruled_out or m.aside)
         ]
+        # (a term counts as named by its colour alone only where every mention of it is a bare colour)
+        named = {m.term.normalised for m in analysis.manipulations if m.via != "colour" and not m.ruled_out}
         generic_core = (
             max(m.score for m in own_core)
-            if own_core and all(set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS or m.via == "colour" for m in own_core)
+            if own_core
+            and all(
+                set(tokens(m.surface)) <= _GENERIC_VEHICLE_WORDS
+                or (m.via == "colour" and m.term.normalised not in named)
+                for m in own_core
+            )
             else None
         )
 
@@ -849,10 +856,12 @@ class OntologyGroundedParser:
         # Weather, light and road surface hold wherever one drives: the signals, signs and crosswalks such a rule
         # mentions ("sun glare can hide traffic signals", "brake sooner for traffic lights") are what is harder to
         # see or stop for, not its place (the development references put every such MR on any roads).
-        # Only a place the rule opens on by its own name ("Alleys / Alleys are narrow and often dark", "At a railroad
-        # crossing without gates, ... in fog") is the place of such a rule: the condition is told of that place.
+        # Only the place the rule is set in, named in a heading line of its own ("Alleys / Alleys are narrow and often
+        # dark") or in an opening phrase of place ("At a railroad crossing without gates, ... in fog"), is the place of
+        # such a rule: the condition is told of that place. (A place named as the subject, "Crosswalks are hard to see
+        # in fog", is one more thing the condition hides.)
         if manipulation is not None and manipulation.category == "environment":
-            return [m for m in self.places(model, analysis) if m.via == "term" and _opens_rule(m, analysis.tokens)]
+            return [m for m in self.places(model, analysis) if _sets_the_rule(m, analysis.tokens)]
         specific = self.places(model, analysis)
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
@@ -1610,13 +1619,17 @@ def _general_manoeuvre(m: Mention, toks: list[Token]) -> bool:
 _OPENING_DETERMINERS = _ARTICLES | {"every", "each", "any"}
 
 
-def _opens_rule(m: Mention, toks: list[Token]) -> bool:
-    """Whether the rule opens on the mention: nothing but an article, "every"/"each"/"any" or a preposition of place
-    ("At a railroad crossing ...", "In an alley ...") stands before it."""
-    return all(t.word in _OPENING_DETERMINERS or t.word in _PLACE_PREPOSITIONS for t in toks[: m.start])
-
-
 _PLACE_PREPOSITIONS = frozenset({"at", "in", "on", "near"})
+
+
+def _sets_the_rule(m: Mention, toks: list[Token]) -> bool:
+    """Whether the mention is the place the rule is set in: in the opening clause of the rule when that clause opens
+    with a preposition of place ("At a railroad crossing ...", "At an unmarked rail crossing ..."), or by its own name
+    as the rule's whole first line, a heading ("Alleys / Alleys are ..."; a heading a lexicon alias fills, "Railroad
+    Tracks", names what the text tells of, not always a place)."""
+    if toks[0].word in _PLACE_PREPOSITIONS and toks[m.start].clause == toks[0].clause:
+        return True
+    return m.start == 0 and m.via == "term" and (m.end == len(toks) or toks[m.end].sentence != toks[0].sentence)
 
 
 def _fallback_place(m: Mention, toks: list[Token]) -> bool:
@@ -2059,8 +2072,8 @@ def _first(lead: Mention, ranked: list[Mention]) -> list[Mention]:
 
 def _title(m: Mention, toks: list[Token]) -> bool:
     """Whether the mention is a heading glued to the text: its words capitalised and the next word too ("Traffic
-    Breaks An officer ...") or the next word on a new sentence; the whole first line of the text, capitalised as a
-    sentence ("Raised pavement markers / Small reflectors ..."); or it stands in the glued run of heading and picture
+    Breaks An officer ...") or the next word on a new sentence; the whole first sentence or line of the text,
+    capitalised as a sentence ("Raised pavement markers / Small reflectors ..."); or it stands in the glued run of heading and picture
     text a scraped page opens with ("Warning Signs deer crossing sign Yellow signs ...", "raised pavement markers
     Raised Pavement Markers and Reflectors Small ...")."""
     words = toks[m.start : m.end]
@@ -2150,8 +2163,9 @@ def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
 def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Mention | None:
     """The sign a class of sign shows, named just after it ("Red and White Regulatory Sign WRONG WAY", "a regulatory
     sign, NO U TURN") or just before it ("No U-Turn Sign red circle and slash ..."), in its sentence: it, not the
-    class, is what the rule is about. None where ``top`` is no class of sign, or the
-    sign after it is one the class stands for itself."""
+    class, is what the rule is about. None where ``top`` is no class of sign, where the sign beside it is one the class
+    stands for itself, or where the two are listed together ("Sign 250 and Sign 251", "a road closed sign and a stop
+    sign")."""
     kept = model.sign_classes.get(top.term.normalised)
     if kept is None:
         return None
@@ -2163,8 +2177,9 @@ def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Me
             and m.term.normalised not in kept
             and m.term.category == "traffic_infrastructure"
             and m.term.tokens[-1] == "sign"
-            and (top.end <= m.start <= top.end + 2 or m.end <= top.start <= m.end + 2)
+            and (top.end <= m.start <= top.end + 2 or m.end <= top.start <= m.end + 6)
             and analysis.tokens[m.start].sentence == analysis.tokens[top.start].sentence
+            and not {"and", "or"} & {t.word for t in analysis.tokens[min(top.end, m.end) : max(top.start, m.start)]}
             and not (m.ruled_out or m.aside)
         ),
         None,
