@@ -2073,9 +2073,9 @@ def _first(lead: Mention, ranked: list[Mention]) -> list[Mention]:
 def _title(m: Mention, toks: list[Token]) -> bool:
     """Whether the mention is a heading glued to the text: its words capitalised and the next word too ("Traffic
     Breaks An officer ...") or the next word on a new sentence; the whole first sentence or line of the text,
-    capitalised as a sentence ("Raised pavement markers / Small reflectors ..."); or it stands in the glued run of heading and picture
-    text a scraped page opens with ("Warning Signs deer crossing sign Yellow signs ...", "raised pavement markers
-    Raised Pavement Markers and Reflectors Small ...")."""
+    capitalised as a sentence ("Raised pavement markers / Small reflectors ..."); or it stands in the glued run of
+    heading and picture text a scraped page opens with ("Warning Signs deer crossing sign Yellow signs ...", "raised
+    pavement markers Raised Pavement Markers and Reflectors Small ...")."""
     words = toks[m.start : m.end]
     if m.end <= _glued_opening(toks):
         return True
@@ -2162,10 +2162,10 @@ def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
 
 def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Mention | None:
     """The sign a class of sign shows, named just after it ("Red and White Regulatory Sign WRONG WAY", "a regulatory
-    sign, NO U TURN") or just before it ("No U-Turn Sign red circle and slash ..."), in its sentence: it, not the
-    class, is what the rule is about. None where ``top`` is no class of sign, where the sign beside it is one the class
-    stands for itself, or where the two are listed together ("Sign 250 and Sign 251", "a road closed sign and a stop
-    sign")."""
+    sign, NO U TURN") or shortly before it, up to six words ("No U-Turn Sign red circle and slash ...", "NO U-TURN
+    sign black U-turn arrow in a red circle with a slash"), in its sentence: it, not the class, is what the rule is
+    about. None where ``top`` is no class of sign, where the sign beside it is one the class stands for itself, or
+    where the two are listed together ("Sign 250 and Sign 251", "a road closed sign and a stop sign")."""
     kept = model.sign_classes.get(top.term.normalised)
     if kept is None:
         return None
