@@ -3394,8 +3394,8 @@ def test_a_condition_rule_keeps_the_place_it_is_set_in(
 @pytest.mark.parametrize(
     ("text", "sign", "behaviour"),
     [
-        # The red circle and slash pictures a prohibitory sign; the sign named beside it, or the manoeuvre it
-        # crosses out, is which one.
+        # The red circle and slash pictures a prohibitory sign; the sign named beside it (just before it, or up to
+        # six words before it) is which one.
         (
             "No U-Turn Sign red circle and slash over a black U-shaped arrow. Do not turn around where it stands.",
             "no u-turn sign",
@@ -3449,11 +3449,11 @@ def test_a_prohibitory_picture_is_the_sign_named_beside_it(
             "any roads",
         ),
         ("Traffic Breaks\nKeep behind the patrol car until it turns its lights off, and do not pass it.", "any roads"),
-        # A turn the rule asks for is still a junction's.
-        ("Before you turn the corner, slow down and look for people crossing.", "intersection"),
         # ... and so with other words for whose lights are switched, or for the siren.
         ("Stay behind the patrol car until the officer turns his lights off, and do not pass it.", "any roads"),
         ("Do not pass the patrol car until it turns the siren off.", "any roads"),
+        # A turn the rule asks for is still a junction's.
+        ("Before you turn the corner, slow down and look for people crossing.", "intersection"),
     ],
 )
 def test_switching_lights_off_is_no_turn(
