@@ -1694,3 +1694,18 @@ def test_what_is_told_after_the_aftermath_still_describes_the_scene(extractor: O
         "road. The front of V1 struck a tree. V1 came to rest on the shoulder. The crash occurred at 1745 hours."
     )
     assert extract(extractor, january).to_safe()["Env"]["Time"] == "Nighttime"
+
+
+def test_a_road_said_to_be_one_way_keeps_its_own_count(extractor: OfflineCrashExtractor) -> None:
+    """'Main Street is also one-way and has four westbound lanes. Both streets are lit.': the one-way is Main Street's,
+    not a road of the next sentence's, so its lanes given for one direction are all its lanes (SAFE's intersection
+    count is the most lanes and ways of the roads that meet: four lanes, one way)."""
+    text = (
+        "Vehicle one (V1), a 2012 Honda Accord, was southbound on Elm Avenue, a one-way street with two southbound "
+        "lanes. Elm Avenue crosses Main Street at a signalized intersection. Main Street is also one-way and has four "
+        "westbound lanes. Both streets are lit by overhead lamps. Vehicle two (V2), a 2014 Ford Focus, was westbound "
+        "on Main Street. It was night. The front of V1 struck the left side of V2 in the intersection."
+    )
+    s = extract(extractor, text)
+    assert s.road_network.road_type == "Intersection"
+    assert (s.road_network.lanes, s.road_network.ways) == (4, 1), s.notes

@@ -930,10 +930,13 @@ class OfflineCrashExtractor:
             # "The exit ramp (from the interstate) is a single one-way lane that ends at ... Hollins Road": a count on a
             # lane describes the road the sentence is about, its first, not the next road named.
             sentence_start = _sentence_start(text, m.start())
+            # (the road noun after a count is looked for in the count's own sentence: in "Ridge Street is also one-way
+            # and carries four eastbound lanes. Both streets have ..." the count is Ridge Street's, named before it)
+            sentence_end = next((b.start() for b in _SENTENCE.finditer(text, m.end(), m.end() + 80)), m.end() + 80)
             noun = (
                 _ROAD_NOUN.search(text, sentence_start, m.start())
                 if _ON_A_LANE.match(text, m.end())
-                else _ROAD_NOUN.search(text, m.end(), m.end() + 80)
+                else _ROAD_NOUN.search(text, m.end(), sentence_end)
             )
             if noun is None:
                 # "The street at this location carries one-way southbound traffic": the count is the road's before it.
