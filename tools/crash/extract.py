@@ -932,7 +932,8 @@ class OfflineCrashExtractor:
             sentence_start = _sentence_start(text, m.start())
             # (the road noun after a count is looked for in the count's own sentence: in "Ridge Street is also one-way
             # and carries four eastbound lanes. Both streets have ..." the count is Ridge Street's, named before it)
-            sentence_end = next((b.start() for b in _SENTENCE.finditer(text, m.end(), m.end() + 80)), m.end() + 80)
+            stop = _SENTENCE.search(text, m.end(), m.end() + 80)
+            sentence_end = stop.start() if stop else m.end() + 80
             noun = (
                 _ROAD_NOUN.search(text, sentence_start, m.start())
                 if _ON_A_LANE.match(text, m.end())

@@ -768,7 +768,7 @@ class OntologyGroundedParser:
             # completely at the limit line"), unless the heading names that line too ("Stop Signs and Limit Lines").
             elif (
                 heading.term.category == "traffic_infrastructure"
-                and {"sign", "signal", "light", "arrow"} & set(heading.term.tokens)
+                and _SIGN_OR_LIGHT_WORDS & set(heading.term.tokens)
                 and "line" not in heading.term.tokens
                 and "line" in ranked[0].term.tokens
                 and ranked[0].term.category == "traffic_infrastructure"
@@ -1629,7 +1629,12 @@ def _sets_the_rule(m: Mention, toks: list[Token]) -> bool:
     Tracks", names what the text tells of, not always a place)."""
     if toks[0].word in _PLACE_PREPOSITIONS and toks[m.start].clause == toks[0].clause:
         return True
-    return m.start == 0 and m.via == "term" and (m.end == len(toks) or toks[m.end].sentence != toks[0].sentence)
+    return m.via == "term" and _whole_first_line(m, toks)
+
+
+def _whole_first_line(m: Mention, toks: list[Token]) -> bool:
+    """Whether the mention is all of the text's first sentence or line (a heading on a line of its own)."""
+    return m.start == 0 and (m.end == len(toks) or toks[m.end].sentence != toks[0].sentence)
 
 
 def _fallback_place(m: Mention, toks: list[Token]) -> bool:
@@ -1703,6 +1708,7 @@ _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "pro
 
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
+_SIGN_OR_LIGHT_WORDS = _LIGHT_WORDS | {"sign"}
 # Words of a place cue that a signal, line or barrier implies ("the stop line", "red light signals").
 _SIGNAL_PLACE_WORDS = frozenset({"line", "barrier", "gate"}) | _LIGHT_WORDS
 
@@ -2080,11 +2086,7 @@ def _title(m: Mention, toks: list[Token]) -> bool:
     if m.end <= _glued_opening(toks):
         return True
     # A heading in sentence case on a line of its own ("Raised pavement markers / Small raised reflectors ...").
-    if (
-        m.start == 0
-        and words[0].raw[:1].isupper()
-        and (m.end == len(toks) or toks[m.end].sentence != words[0].sentence)
-    ):
+    if words[0].raw[:1].isupper() and _whole_first_line(m, toks):
         return True
     if not all(t.raw[:1].isupper() for t in words):
         return False
