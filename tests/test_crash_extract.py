@@ -428,6 +428,35 @@ def test_a_road_that_ends_at_another_is_the_branch_of_a_t(
     assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == branch
 
 
+@pytest.mark.parametrize(
+    ("ends", "main", "branch"),
+    [
+        # V1's road is the two-lane one it travels on, though the four-lane road was named nearer the end.
+        ("V1's road ended at the intersection", (4, 2), (2, 2)),
+        ("V1's roadway terminates at the intersection", (4, 2), (2, 2)),
+        # V2 travels on the four-lane road: so that is the branch, though described second.
+        ("V2's road ended at the intersection", (2, 2), (4, 2)),
+    ],
+)
+def test_a_vehicles_own_road_that_ends_is_the_road_it_travels_on(
+    extractor: OfflineCrashExtractor, ends: str, main: tuple[int, int], branch: tuple[int, int]
+) -> None:
+    """'V1's road ended at the intersection' names the road V1 was described on, not the road named just before the
+    words (the other road of a T, described in V1's own sentence as what its road meets)."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2007 Saturn Ion, was stopped facing north in the northbound lane of a two-lane, two-way "
+        "residential road at its T-intersection with a four-lane, two-way suburban road (two lanes eastbound, two "
+        f"lanes westbound). {ends} and was controlled by a stop sign. Vehicle two (V2), a 2003 GMC Yukon, was "
+        "traveling west in the right westbound lane of the four-lane road. It was daylight. The front of V2 struck "
+        "the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == main, s.notes
+    assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == branch, s.notes
+
+
 def test_times_and_weather_after_the_crash_or_before_it_are_not_the_crashs(extractor: OfflineCrashExtractor) -> None:
     """'the following morning' in the hospital's part is no daytime; 'wet from an earlier rain' is no rain at the
     crash (the road shows it, the sky need not); sun glare is a sunny day."""

@@ -146,6 +146,8 @@ _ROAD_ENDS = re.compile(
 # "a gravel road approaching its end at a boulevard": the road before "its end" is the branch. So is the road of a
 # clause that "... and ends at the avenue" ("Second Street, which carries two lanes, comes in from the west and ends at
 # the avenue"), however long the clause.
+# "V1's road", "V2's roadway": a vehicle's own road, just before the road noun of an ending.
+_OWN_ROAD = re.compile(r"\bV(\d{1,2})['\u2019]s\s+$")
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
     # "the access road meets the highway from the east and ends", "a street meets it from the south and ends there"
@@ -525,6 +527,15 @@ def _centre_turn_in(text: str) -> bool:
     return any(not _DENIED.search(text, max(0, m.start() - 40), m.start()) for m in _CENTRE_TURN.finditer(text))
 
 
+def _vehicles_road(text: str, number: int, roads: list[_Road]) -> _Road | None:
+    """The first road described after a vehicle's first mention, in that sentence: the road it travels on."""
+    first = next((v for v in _VEHICLE_ID.finditer(text) if int(v.group(1)) == number), None)
+    if first is None:
+        return None
+    end = _SENTENCE.search(text, first.end())
+    return next((r for r in roads if first.start() <= r.at < (end.start() if end else len(text))), None)
+
+
 def _sentence_start(text: str, pos: int) -> int:
     """Where the sentence holding ``pos`` begins: after the last sentence break before it, as the narrative is split
     into sentences (no break inside "U.S. 30" or "a 1.2 m median")."""
@@ -860,6 +871,13 @@ class OfflineCrashExtractor:
         m = _ROAD_ENDS.search(text) or _END_AT.search(text)
         if not m or _EXIT_RAMP.search(m.group(0)):  # an exit ramp that ends is the branch the caller adds
             return None
+        # "V1's road ended at the intersection": the road V1 was described on where the narrative introduced it, not
+        # the road named just before these words (in V1's sentence, the road it meets).
+        owner = _OWN_ROAD.search(text, max(0, m.start() - 16), m.start())
+        if owner is not None:
+            own = _vehicles_road(text, int(owner.group(1)), roads)
+            if own is not None:
+                return own
         # "The two-way street ended at the one-way street": the road its count or ways name, where one road has them
         subject = _COUNT.search(text, max(_sentence_start(text, m.start()), m.start() - 30), m.start())
         if subject is not None:
