@@ -815,6 +815,7 @@ def test_a_region_term_that_refines_a_core_one_ranks_with_the_core_terms(
         "Do not pass another vehicle on a hill or a curve.",
         "You must not pass within 100 feet of a railroad crossing.",
         "Do not change lanes in an intersection.",
+        "Never switch lanes while you are crossing a junction.",
     ],
 )
 def test_do_not_pass_is_keep_current_like_must_not_be_overtaken(
