@@ -1439,6 +1439,8 @@ def test_a_bare_head_is_not_resolved_to_a_gapped_match(parser: OntologyGroundedP
         ("Slow down for a tow truck on the shoulder with amber lights flashing.", "amber", "tow truck"),
         # the lights named first, their vehicle just after them
         ("The flashing red lights on a school bus tell you to stop in either direction.", "red", "flashing red light"),
+        # ... the colour before "flashing"
+        ("Red flashing lights on a school bus mean you must stop.", "red", "flashing red light"),
     ],
 )
 def test_a_vehicle_flashing_its_lights_is_written_with_them(

@@ -2204,9 +2204,11 @@ def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) ->
     owners = [m for m in vehicles if m.start < light.start and toks[m.start].sentence == toks[light.start].sentence]
     if owners:
         return owners[-1]
-    if not (light.end < len(toks) and toks[light.end].word in {"on", "of"}):
+    # "red flashing [lights] on a school bus": a light word the match stopped short of belongs to it.
+    end = light.end + (light.end < len(toks) and toks[light.end].word in _LIGHT_WORDS)
+    if not (end < len(toks) and toks[end].word in {"on", "of"}):
         return None
-    return next((m for m in vehicles if light.end < m.start <= light.end + 3), None)
+    return next((m for m in vehicles if end < m.start <= end + 3), None)
 
 
 def _is_vehicle_light(surface: str, colours: set[str]) -> bool:
