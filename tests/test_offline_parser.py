@@ -210,6 +210,7 @@ def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
         ("A pennant-shaped yellow sign marks a no-passing zone.", "warning signs"),
         ("White rectangular signs tell you the law.", "speed limit sign"),
         ("Do not pass in a no-passing zone.", "solid and broken yellow lines"),
+        ("Give a rider on a motorized scooter plenty of room.", "electric micro-vehicle"),
     ],
 )
 def test_california_terms_by_their_handbook_names(
