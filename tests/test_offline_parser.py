@@ -919,6 +919,25 @@ def test_a_nearest_term_keeps_to_the_place_the_rule_names(
     assert (mr.road_type, mr.manipulation) == ("railroad crossings", "a railroad crossing sign (crossbuck)"), mr
 
 
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        ("Work Zones\nMove through the zone with care and expect sudden stops.", "a work zone sign"),
+        ("In highway work areas, merge early where a lane is closed and keep your speed down.", "a work zone sign"),
+        # (a work zone's person or vehicle, where named, is the rule's own)
+        ("In a work zone, obey the flagger.", "flaggers"),
+        ("In a construction zone, stay well back from the snowplow.", "road work vehicle"),
+    ],
+)
+def test_a_work_zone_with_nothing_named_in_it_is_known_by_its_sign(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    """A rule about driving through a work zone that names no road user, vehicle or sign in it adds the zone's
+    orange sign, the way a driver knows one is there."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation.lower(), mr
+
+
 def test_implied_terms_stay_ahead_of_the_nearest_terms_ordered_by_place(
     ontology: Ontology, embedder: MiniLMEmbedder
 ) -> None:
