@@ -429,28 +429,55 @@ def test_a_road_that_ends_at_another_is_the_branch_of_a_t(
 
 
 @pytest.mark.parametrize(
-    ("ends", "main", "branch"),
+    ("intro", "ends", "main", "branch"),
     [
-        # V1's road is the two-lane one it travels on, though the four-lane road was named nearer the end.
-        ("V1's road ended at the intersection", (4, 2), (2, 2)),
-        ("V1's roadway terminates at the intersection", (4, 2), (2, 2)),
-        # V2 travels on the four-lane road: so that is the branch, though described second.
-        ("V2's road ended at the intersection", (2, 2), (4, 2)),
+        # V1 is put on the two-lane road, though the four-lane road it meets is named nearer the end.
+        (
+            "Vehicle one (V1), a 2007 Saturn Ion, was stopped facing north in the northbound lane of a two-lane, "
+            "two-way residential road at its T-intersection with a four-lane, two-way suburban road.",
+            "V1's road ended at the intersection.",
+            (4, 2),
+            (2, 2),
+        ),
+        (
+            "Vehicle one (V1), a 2007 Saturn Ion, was traveling south, approaching its T-intersection with a "
+            "four-lane, two-way divided highway, on a two-lane, two-way rural county road.",
+            "V1's roadway, a county road, terminated at the highway.",
+            (4, 2),
+            (2, 2),
+        ),
+        (
+            "On a two-lane, two-way residential road, Vehicle one (V1), a 2007 Saturn Ion, was stopped at its "
+            "T-intersection with a four-lane, two-way suburban road.",
+            "V1's road ended at the intersection.",
+            (4, 2),
+            (2, 2),
+        ),
+        # V2 is put on the two-lane road, described before the four-lane road V1 is on.
+        (
+            "Vehicle two (V2), a 2003 GMC Yukon, was stopped in the northbound lane of a two-lane, two-way "
+            "residential road. Vehicle one (V1), a 2007 Saturn Ion, was traveling west in the right lane of a "
+            "four-lane, two-way suburban road.",
+            "V2's road ended at the suburban road.",
+            (4, 2),
+            (2, 2),
+        ),
+        # (where the vehicle's sentence puts it on no road, the road named last before the ending stays the branch)
+        (
+            "This crash involved Vehicle one (V1), a 2007 Saturn Ion, at the T-intersection of a four-lane, two-way "
+            "highway and a two-lane, two-way county road. V1 was northbound on the county road.",
+            "V1's road ended at the highway.",
+            (4, 2),
+            (2, 2),
+        ),
     ],
 )
 def test_a_vehicles_own_road_that_ends_is_the_road_it_travels_on(
-    extractor: OfflineCrashExtractor, ends: str, main: tuple[int, int], branch: tuple[int, int]
+    extractor: OfflineCrashExtractor, intro: str, ends: str, main: tuple[int, int], branch: tuple[int, int]
 ) -> None:
-    """'V1's road ended at the intersection' names the road V1 was described on, not the road named just before the
-    words (the other road of a T, described in V1's own sentence as what its road meets)."""
-    s = extract(
-        extractor,
-        "Vehicle one (V1), a 2007 Saturn Ion, was stopped facing north in the northbound lane of a two-lane, two-way "
-        "residential road at its T-intersection with a four-lane, two-way suburban road (two lanes eastbound, two "
-        f"lanes westbound). {ends} and was controlled by a stop sign. Vehicle two (V2), a 2003 GMC Yukon, was "
-        "traveling west in the right westbound lane of the four-lane road. It was daylight. The front of V2 struck "
-        "the left side of V1.",
-    )
+    """'V1's road ended at the intersection' names the road the narrative put V1 on where it introduced it ('on a
+    two-lane road', 'in the northbound lane of a two-lane road'), not the road named just before the words."""
+    s = extract(extractor, f"{intro} {ends} It was daylight. The front of V2 struck the left side of V1.")
     net = s.to_safe()["Road network"]
     assert s.road_network.road_type == "T-intersection"
     assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == main, s.notes

@@ -143,11 +143,20 @@ _ROAD_ENDS = re.compile(
     r"no\s+(?:farther|further)|(?:does|did)\s+not\s+continue|and\s+(?:stops|stopped)\s+at)\b",
     re.IGNORECASE,
 )
+# A sentence about a vehicle's own road ("V1's road ended at the intersection", "V1's roadway, a residential street,
+# ended at ...").
+_OWN_ROAD = re.compile(rf"\s*(?:the\s+)?V(\d{{1,2}})['\u2019]s\s+(?:{_STREET_NOUNS})\b", re.IGNORECASE)
+# The last linking word before a road's noun says whose road it is: "traveling on a two-lane road", "in the northbound
+# lane of a four-lane highway", "along a rural road" put the vehicle on it; "at its intersection with a four-lane
+# road" and "approaching a two-lane road" name another.
+_LINK = re.compile(
+    r"\b(?:on|along|onto|of|with|at|and|or|to|toward|towards|approaching|into|in|near|from|past|crossing|meets?|joins?)\b",
+    re.IGNORECASE,
+)
+_ON_THE_ROAD = re.compile(r"\b(?:on|along|(?:lanes?|shoulder|side)\s+of)$", re.IGNORECASE)
 # "a gravel road approaching its end at a boulevard": the road before "its end" is the branch. So is the road of a
 # clause that "... and ends at the avenue" ("Second Street, which carries two lanes, comes in from the west and ends at
 # the avenue"), however long the clause.
-# "V1's road", "V2's roadway": a vehicle's own road, just before the road noun of an ending.
-_OWN_ROAD = re.compile(r"\bV(\d{1,2})['\u2019]s\s+$")
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
     # "the access road meets the highway from the east and ends", "a street meets it from the south and ends there"
@@ -528,12 +537,18 @@ def _centre_turn_in(text: str) -> bool:
 
 
 def _vehicles_road(text: str, number: int, roads: list[_Road]) -> _Road | None:
-    """The first road described after a vehicle's first mention, in that sentence: the road it travels on."""
+    """The road a vehicle travels on, as the sentence of its first mention puts it there ("V1 was traveling south on
+    a two-lane road", "in the northbound lane of a two-lane road"); none where that sentence does not."""
     first = next((v for v in _VEHICLE_ID.finditer(text) if int(v.group(1)) == number), None)
     if first is None:
         return None
-    end = _SENTENCE.search(text, first.end())
-    return next((r for r in roads if first.start() <= r.at < (end.start() if end else len(text))), None)
+    start, end = _sentence_start(text, first.end()), _SENTENCE.search(text, first.end())
+    for r in roads:
+        if start <= r.at < (end.start() if end else len(text)):
+            link = next(reversed(list(_LINK.finditer(text, start, r.at))), None)
+            if link is not None and _ON_THE_ROAD.search(text, max(start, link.start() - 12), link.end()):
+                return r
+    return None
 
 
 def _sentence_start(text: str, pos: int) -> int:
@@ -871,10 +886,10 @@ class OfflineCrashExtractor:
         m = _ROAD_ENDS.search(text) or _END_AT.search(text)
         if not m or _EXIT_RAMP.search(m.group(0)):  # an exit ramp that ends is the branch the caller adds
             return None
-        # "V1's road ended at the intersection": the road V1 was described on where the narrative introduced it, not
-        # the road named just before these words (in V1's sentence, the road it meets).
-        owner = _OWN_ROAD.search(text, max(0, m.start() - 16), m.start())
-        if owner is not None:
+        # "V1's road ended at the intersection": the road V1 was put on where the narrative introduced it, not the
+        # road named just before these words (in V1's sentence, perhaps the road it meets).
+        owner = _OWN_ROAD.match(text, _sentence_start(text, m.start()))
+        if owner is not None and owner.start(1) <= m.start():
             own = _vehicles_road(text, int(owner.group(1)), roads)
             if own is not None:
                 return own

@@ -2205,7 +2205,9 @@ def _own_light_of(light: Mention, mentions: list[Mention], toks: list[Token]) ->
     if owners:
         return owners[-1]
     # "red flashing [lights] on a school bus": a light word the match stopped short of belongs to it.
-    end = light.end + (light.end < len(toks) and toks[light.end].word in _LIGHT_WORDS)
+    end = light.end
+    if end < len(toks) and toks[end].word in {"light", "lamp"}:
+        end += 1
     if not (end < len(toks) and toks[end].word in {"on", "of"}):
         return None
     return next((m for m in vehicles if end < m.start <= end + 3), None)
