@@ -542,11 +542,11 @@ def _vehicles_road(text: str, number: int, roads: list[_Road]) -> _Road | None:
     first = next((v for v in _VEHICLE_ID.finditer(text) if int(v.group(1)) == number), None)
     if first is None:
         return None
-    start, end = _sentence_start(text, first.end()), _SENTENCE.search(text, first.end())
+    start, end = _sentence_start(text, first.start()), _SENTENCE.search(text, first.end())
     for r in roads:
         if start <= r.at < (end.start() if end else len(text)):
-            link = next(reversed(list(_LINK.finditer(text, start, r.at))), None)
-            if link is not None and _ON_THE_ROAD.search(text, max(start, link.start() - 12), link.end()):
+            links = list(_LINK.finditer(text, start, r.at))
+            if links and _ON_THE_ROAD.search(text, max(start, links[-1].start() - 12), links[-1].end()):
                 return r
     return None
 
@@ -554,7 +554,8 @@ def _vehicles_road(text: str, number: int, roads: list[_Road]) -> _Road | None:
 def _sentence_start(text: str, pos: int) -> int:
     """Where the sentence holding ``pos`` begins: after the last sentence break before it, as the narrative is split
     into sentences (no break inside "U.S. 30" or "a 1.2 m median")."""
-    breaks = [m.end() for m in _SENTENCE.finditer(text, 0, pos)]
+    # (one character past ``pos``: a break just before it looks ahead at its capital)
+    breaks = [m.end() for m in _SENTENCE.finditer(text, 0, pos + 1) if m.end() <= pos]
     return breaks[-1] if breaks else 0
 
 
@@ -882,7 +883,8 @@ class OfflineCrashExtractor:
         return RoadNetwork(**net)
 
     def _ending_road(self, text: str, roads: list[_Road]) -> _Road | None:
-        """The described road that ends at another one: the nearest before the first "... ends at" (in its sentence)."""
+        """The described road that ends at another one: the road a vehicle is put on where the ending is that
+        vehicle's ("V1's road ended at ..."), else the nearest before the first "... ends at" (in its sentence)."""
         m = _ROAD_ENDS.search(text) or _END_AT.search(text)
         if not m or _EXIT_RAMP.search(m.group(0)):  # an exit ramp that ends is the branch the caller adds
             return None
