@@ -932,7 +932,7 @@ def test_a_nearest_term_keeps_to_the_place_the_rule_names(
 def test_a_work_zone_with_nothing_named_in_it_is_known_by_its_sign(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
 ) -> None:
-    """A rule about driving through a work zone that names no road user, vehicle or sign in it adds the zone's
+    """A rule about driving through a work zone that names no road user, vehicle or sign at all adds the zone's
     orange sign, the way a driver knows one is there."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation.lower(), mr
