@@ -890,13 +890,14 @@ class OfflineCrashExtractor:
             return None
         # "V1's road ended at the intersection": the road V1 was put on where the narrative introduced it, not the
         # road named just before these words (in V1's sentence, perhaps the road it meets).
-        owner = _OWN_ROAD.match(text, _sentence_start(text, m.start()))
+        sentence_start = _sentence_start(text, m.start())
+        owner = _OWN_ROAD.match(text, sentence_start)
         if owner is not None and owner.start(1) <= m.start():
             own = _vehicles_road(text, int(owner.group(1)), roads)
             if own is not None:
                 return own
         # "The two-way street ended at the one-way street": the road its count or ways name, where one road has them
-        subject = _COUNT.search(text, max(_sentence_start(text, m.start()), m.start() - 30), m.start())
+        subject = _COUNT.search(text, max(sentence_start, m.start() - 30), m.start())
         if subject is not None:
             ways, lanes = subject.group("ways"), subject.group("lanes")
 
