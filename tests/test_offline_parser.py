@@ -3417,8 +3417,8 @@ def test_a_condition_rule_keeps_the_place_it_is_set_in(
 @pytest.mark.parametrize(
     ("text", "sign", "behaviour"),
     [
-        # The red circle and slash pictures a prohibitory sign; the sign named beside it (just before it, or up to
-        # six words before it) is which one.
+        # The red circle and slash pictures a prohibitory sign; the sign named beside it (up to six words before or
+        # after it) is which one.
         (
             "No U-Turn Sign red circle and slash over a black U-shaped arrow. Do not turn around where it stands.",
             "no u-turn sign",
@@ -3426,6 +3426,17 @@ def test_a_condition_rule_keeps_the_place_it_is_set_in(
         ),
         (
             "NO U-TURN sign black U-turn arrow in a red circle with a slash. U-turns are not allowed where it stands.",
+            "no u-turn sign",
+            "keep current",
+        ),
+        # ... or just after the picture, which may describe what the slash crosses first.
+        (
+            "Red circle with a slash across a U-turn arrow NO U-TURN\nDo not turn around here; go on in your lane.",
+            "no u-turn sign",
+            "keep current",
+        ),
+        (
+            "Red Circle with a Red Line Through a U-Turn Arrow NO U-TURN You may not turn around where it is posted.",
             "no u-turn sign",
             "keep current",
         ),
@@ -3444,6 +3455,12 @@ def test_a_condition_rule_keeps_the_place_it_is_set_in(
         # ... a sign listed with it is no sign it shows ...
         (
             "Where a road closed sign and a stop sign are posted together, stop and turn around.",
+            "prohibition for vehicles of all kinds sign",
+            None,
+        ),
+        # ... a sign named further on in its sentence is only an example of it ...
+        (
+            "A red circle with a red line means the move it shows is never allowed here, as on a NO U-TURN sign.",
             "prohibition for vehicles of all kinds sign",
             None,
         ),

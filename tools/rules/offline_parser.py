@@ -2163,10 +2163,10 @@ def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
 
 
 def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Mention | None:
-    """The sign a class of sign shows, named just after it ("Red and White Regulatory Sign WRONG WAY", "a regulatory
-    sign, NO U TURN") or shortly before it, up to six words ("No U-Turn Sign red circle and slash ...", "NO U-TURN
-    sign black U-turn arrow in a red circle with a slash"), in its sentence: it, not the class, is what the rule is
-    about. None where ``top`` is no class of sign, where the sign beside it is one the class stands for itself, or
+    """The sign a class of sign shows, named up to six words after it ("Red and White Regulatory Sign WRONG WAY", "a
+    regulatory sign, NO U TURN", "Red Circle with a Red Line Through a U-Turn Arrow NO U-TURN": the picture may say
+    what the slash crosses first) or before it ("No U-Turn Sign red circle and slash ...", "NO U-TURN sign black U-turn
+    arrow in a red circle with a slash"), in its sentence: it, not the class, is what the rule is about. None where ``top`` is no class of sign, where the sign beside it is one the class stands for itself, or
     where the two are listed together ("Sign 250 and Sign 251", "a road closed sign and a stop sign")."""
     kept = model.sign_classes.get(top.term.normalised)
     if kept is None:
@@ -2179,7 +2179,7 @@ def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Me
             and m.term.normalised not in kept
             and m.term.category == "traffic_infrastructure"
             and m.term.tokens[-1] == "sign"
-            and (top.end <= m.start <= top.end + 2 or m.end <= top.start <= m.end + 6)
+            and (top.end <= m.start <= top.end + 6 or m.end <= top.start <= m.end + 6)
             and analysis.tokens[m.start].sentence == analysis.tokens[top.start].sentence
             and not {"and", "or"} & {t.word for t in analysis.tokens[min(top.end, m.end) : max(top.start, m.start)]}
             and not (m.ruled_out or m.aside)
