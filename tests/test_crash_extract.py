@@ -1340,6 +1340,37 @@ def test_a_junction_the_crash_is_away_from_gives_no_junction_road_type(
     assert s.road_network.road_type == expected
 
 
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        # a curve the vehicle had come through is behind it
+        (
+            "V1 had just rounded a bend to the left and was on a straight stretch of the road when it began to slide.",
+            "Straight",
+        ),
+        ("Vehicle one had negotiated a curve and was on a level, straight section.", "Straight"),
+        # a junction it had gone through, too
+        ("V1 had passed through an intersection and was on a straight section of the road.", "Straight"),
+        # a curve the vehicle is in still is the crash's place ...
+        ("V1 was negotiating a curve to the right when it began to slide.", "Curve"),
+        # ... and so is one another road user had passed through
+        ("A snowplow had just come through the curve, and V1 was negotiating it when it began to slide.", "Curve"),
+    ],
+)
+def test_a_place_the_vehicle_had_already_gone_through_is_behind_it(
+    extractor: OfflineCrashExtractor, where: str, expected: str
+) -> None:
+    """A curve or junction that a numbered vehicle "had negotiated" or "had passed through" is behind the vehicle,
+    not where the crash is; one that someone else had passed through stays the crash's place."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2009 Toyota Corolla, was traveling north on a two-lane, two-way rural road. "
+        f"{where} It was daylight. The front of Vehicle two (V2), a 2012 Chevrolet Malibu, which was traveling south, "
+        "struck the left side of V1.",
+    )
+    assert s.road_network.road_type == expected
+
+
 def test_a_lane_count_before_a_bracketed_lane_list_is_that_list_s_total(extractor: OfflineCrashExtractor) -> None:
     """ "it has four lanes (two southbound lanes, a northbound left-turn lane and one northbound lane)": the count
     before the brackets is the total of the list inside them, not one of its items."""

@@ -247,6 +247,15 @@ _PUSHED_INTO = re.compile(
     r"(?:into|through|across|onto)\s+(?:the|that|this)\s+(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
+# A place a numbered vehicle had already gone through ("V1 had just negotiated a curve to the right and was on a
+# straight, level section"): it is behind the vehicle, not where the crash is. (One that another road user had passed
+# through, "a snowplow had passed through the merge area", is still the crash's place.)
+_BEHIND_IT = re.compile(
+    r"\b(?:V\d+|vehicle\s+(?:one|two|three|four|\d+)(?:\s*\(V\d+\))?)\s+had\s+(?:just\s+|already\s+)?"
+    r"(?:negotiated|completed|rounded|cleared|come\s+(?:out\s+of|through)|(?:passed|gone|driven)\s+(?:straight\s+)?"
+    r"through|traversed)\s+(?:the\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,3}$",
+    re.IGNORECASE,
+)
 _NEXT = re.compile(r"\b(?:next|upcoming|following|nearest|closest)\s+(?:\w+\s+)?$", re.IGNORECASE)
 # A distance and a side before a place: "about 90 m south of a signalized", "300 feet short of the", "250 m east of
 # the crash site".
@@ -707,6 +716,7 @@ class OfflineCrashExtractor:
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
+            here = [m for m in here if not _BEHIND_IT.search(pre, max(0, m.start() - 90), m.start())]
             # "... waiting for a red signal at an intersection approximately 60 m ahead ... V1 was pushed into the
             # intersection": where the impact pushed a vehicle is no place of the crash.
             here = [m for m in here if not _PUSHED_INTO.search(pre, max(0, m.start() - 60), m.start())]
