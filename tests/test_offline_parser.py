@@ -1385,6 +1385,23 @@ def test_a_place_used_only_if_another_is_missing_and_a_signal_gone_completely_da
 @pytest.mark.parametrize(
     "text",
     [
+        "Crossing Arms\nStay back from a lowered crossing arm until it is fully raised and the red lights are no "
+        "longer flashing.",
+        "Railroad Crossings\nWait behind the gate until the red lights are no longer blinking.",
+    ],
+)
+def test_red_lights_said_to_flash_a_few_words_on_are_flashing_red_lights(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """ "the red lights are no longer flashing": the lights are the crossing's flashing red lights, though the verb
+    comes four words after them."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and (mr.road_type, mr.manipulation) == ("railroad crossings", "a flashing red light"), mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Do not drive onto the railroad tracks until there is room on the other side for your car.",
         "Wait off the railroad tracks while traffic ahead is not moving.",
     ],

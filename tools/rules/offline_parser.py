@@ -456,12 +456,13 @@ class OntologyGroundedParser:
 
     @staticmethod
     def _blinking(model: _RegionModel, m: Mention, toks: list[Token]) -> Mention:
-        """A signal colour said to blink or flash, a few words either side in its clause ("the signal only blinks
-        amber", "red lights that flash"), is the region's flashing light of that colour, where it has one."""
+        """A signal colour said to blink or flash, a few words either side in its clause (up to three before, four
+        after: "the signal only blinks amber", "red lights that flash", "the red lights are no longer flashing"), is the
+        region's flashing light of that colour, where it has one."""
         if not m.term.normalised.endswith(" light") or m.term.normalised.startswith("flashing"):
             return m
         clause = toks[m.start].clause
-        near = {t.word for t in toks[max(0, m.start - 3) : m.end + 3] if t.clause == clause}
+        near = {t.word for t in toks[max(0, m.start - 3) : m.end + 4] if t.clause == clause}
         flashing = model.vocabulary.lookup("manipulation", f"flashing {m.term.normalised}")
         if flashing is None or not near & _BLINK_WORDS:
             return m
