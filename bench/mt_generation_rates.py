@@ -17,10 +17,14 @@ region and method, each on a private daemon (embedded NATS, local Qdrant), the M
   follow-up (no applicable MR, unrenderable, errors, failing checks).
 
 The F-Agent gives each case the least-used of the MRs that fit it (the execution count in Qdrant), so which case
-gets which MR depends on the order in which cases reach it. With ``--concurrency 1`` (the default here) the
-T-Agent, F-Agent and validity checker take one case at a time, cases reach the F-Agent in submission order, and a
-run repeats exactly. The daemon's own default is 2 in flight per agent; then the order, and so automt's figures,
-vary from run to run on the same code (Germany 81.7 to 86.7 % valid, 20 to 22 distinct, in runs on one commit).
+gets which MR depends on the order in which cases reach it. With ``--concurrency 1`` (the default here) one copy of
+each of the M-Agent, Validator, T-Agent (one 10-case submission at a time), F-Agent and validity checker handles one
+input at a time, so the stored MRs' wording (the first of a duplicate kept) and the order of the F-Agent's claims follow the
+order of submission, and two runs on one commit gave the same figures. (Cases reach the agents in the order they are
+published, which is the call order of concurrent publishes in practice but not a guarantee; a case redelivered after
+an error claims again after later cases.) The daemon's own default is 2 in flight per agent; then the order, and so
+automt's figures, vary from run to run on the same code (Germany 81.7 to 86.7 % valid, 20 to 22 distinct, in runs on
+one commit).
 
 Anchors (AutoMT's paper): Germany automt 40.7 %, manual 50.4 %; California automt 47.9 %, manual 38.8 %;
 distinct manipulations 46 (automt) vs 9 (manual). Target: automt in Germany >= 55 % with >= 20 distinct.
@@ -86,6 +90,13 @@ def _no_mr_reasons(run: Any) -> dict[str, int]:
     return dict(out.most_common(3))
 
 
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 256:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and 256")
+    return value
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=100)
@@ -95,9 +106,10 @@ async def main() -> None:
     ap.add_argument("--size", default="640x320", help="Frame size of the synthetic cases (the dataset's default).")
     ap.add_argument(
         "--concurrency",
-        type=int,
+        type=_at_least_one,
         default=1,
-        help="Cases in flight per T-Agent, F-Agent and validity checker (1: a run repeats exactly; daemon default 2).",
+        help="Inputs in flight per M-Agent, Validator, T-Agent, F-Agent and validity checker, one copy each (1: runs "
+        "repeat; the daemon's default is 2).",
     )
     ap.add_argument("--json", type=Path, default=None, help="Also write every figure to this JSON file.")
     args = ap.parse_args()
@@ -122,11 +134,11 @@ async def main() -> None:
             rules = list(read_rules_file(RULES[region], region=region))
             for method in methods:
                 config = load_config(data_dir=tmp / "data", log_level="warning")
-                one_by_one = {"concurrency": args.concurrency}
+                pinned = {"concurrency": args.concurrency, "copies": 1}
                 agents = config.agents.model_copy(
                     update={
-                        name: getattr(config.agents, name).model_copy(update=one_by_one)
-                        for name in ("t_agent", "f_agent", "validity_checker")
+                        name: getattr(config.agents, name).model_copy(update=pinned)
+                        for name in ("m_agent", "validator", "t_agent", "f_agent", "validity_checker")
                     }
                 )
                 config = config.model_copy(update={"artifacts_dir": tmp / f"out-{region}-{method}", "agents": agents})

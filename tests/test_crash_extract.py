@@ -1349,8 +1349,13 @@ def test_a_junction_the_crash_is_away_from_gives_no_junction_road_type(
             "Straight",
         ),
         ("Vehicle one had negotiated a curve and was on a level, straight section.", "Straight"),
-        # a junction it had gone through, too
+        # a junction it had gone through, too, and the vehicle named earlier in the clause
         ("V1 had passed through an intersection and was on a straight section of the road.", "Straight"),
+        ("V1 was heading north and had just come around a curve; it was on a straight section.", "Straight"),
+        # a stop made at the place, or a part of it, keeps the crash there
+        ("V1 had just completed a stop at the intersection and was moving off when it began to slide.", "Intersection"),
+        ("V1 had negotiated most of the curve when it began to slide.", "Curve"),
+        ("V1 had just negotiated the apex of the curve when it began to slide.", "Curve"),
         # a curve the vehicle is in still is the crash's place ...
         ("V1 was negotiating a curve to the right when it began to slide.", "Curve"),
         # ... and so is one another road user had passed through
@@ -1361,7 +1366,8 @@ def test_a_place_the_vehicle_had_already_gone_through_is_behind_it(
     extractor: OfflineCrashExtractor, where: str, expected: str
 ) -> None:
     """A curve or junction that a numbered vehicle "had negotiated" or "had passed through" is behind the vehicle,
-    not where the crash is; one that someone else had passed through stays the crash's place."""
+    not where the crash is; one that someone else had passed through, or where the vehicle had made a stop, or whose
+    part it had come through ("most of the curve"), stays the crash's place."""
     s = extract(
         extractor,
         "Vehicle one (V1), a 2009 Toyota Corolla, was traveling north on a two-lane, two-way rural road. "

@@ -1401,6 +1401,16 @@ def test_red_lights_said_to_flash_a_few_words_on_are_flashing_red_lights(
 
 @pytest.mark.parametrize(
     "text",
+    ["Stop at a red light until the arrow flashes.", "Stop at the red light unless an officer flashes a signal."],
+)
+def test_a_flash_word_of_something_else_leaves_a_steady_light(parser: OntologyGroundedParser, text: str) -> None:
+    """Four words on, "flashes" is another subject's verb (the arrow's, the officer's): the red light stays steady."""
+    names = {m.term.normalised for m in parser.analyse(rule(text, region="california")).manipulations}
+    assert "red light" in names and "flashing red light" not in names, names
+
+
+@pytest.mark.parametrize(
+    "text",
     [
         "Do not drive onto the railroad tracks until there is room on the other side for your car.",
         "Wait off the railroad tracks while traffic ahead is not moving.",
@@ -3434,8 +3444,8 @@ def test_a_condition_rule_keeps_the_place_it_is_set_in(
 @pytest.mark.parametrize(
     ("text", "sign", "behaviour"),
     [
-        # The red circle and slash pictures a prohibitory sign; the sign named beside it (up to six words before or
-        # after it) is which one.
+        # The red circle and slash pictures a prohibitory sign; the sign named beside it (up to six words before it,
+        # or just after it or what its slash crosses) is which one.
         (
             "No U-Turn Sign red circle and slash over a black U-shaped arrow. Do not turn around where it stands.",
             "no u-turn sign",
@@ -3446,7 +3456,7 @@ def test_a_condition_rule_keeps_the_place_it_is_set_in(
             "no u-turn sign",
             "keep current",
         ),
-        # ... or just after the picture, which may describe what the slash crosses first.
+        # ... or just after what the picture's slash crosses.
         (
             "Red circle with a slash across a U-turn arrow NO U-TURN\nDo not turn around here; go on in your lane.",
             "no u-turn sign",
@@ -3475,9 +3485,14 @@ def test_a_condition_rule_keeps_the_place_it_is_set_in(
             "prohibition for vehicles of all kinds sign",
             None,
         ),
-        # ... a sign named further on in its sentence is only an example of it ...
+        # ... a sign named a few words on, as an example or a contrast, is not the one it shows ...
         (
-            "A red circle with a red line means the move it shows is never allowed here, as on a NO U-TURN sign.",
+            "A red circle with a slash, as on a NO U-TURN sign, means the action shown is not allowed.",
+            "prohibition for vehicles of all kinds sign",
+            None,
+        ),
+        (
+            "A red circle with a red line through it, unlike a STOP sign, shows a move you may not make.",
             "prohibition for vehicles of all kinds sign",
             None,
         ),

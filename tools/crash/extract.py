@@ -248,12 +248,15 @@ _PUSHED_INTO = re.compile(
     re.IGNORECASE,
 )
 # A place a numbered vehicle had already gone through ("V1 had just negotiated a curve to the right and was on a
-# straight, level section"): it is behind the vehicle, not where the crash is. (One that another road user had passed
-# through, "a snowplow had passed through the merge area", is still the crash's place.)
+# straight, level section", "V1 was traveling north and had passed through an intersection"): it is behind the vehicle,
+# not where the crash is. Only a determiner and plain words stand between the verb and the place: "had completed a
+# stop at the intersection", "had negotiated most of the curve" still put the crash there. (One that another road user
+# had passed through, "a snowplow had passed through the merge area", is still the crash's place.)
 _BEHIND_IT = re.compile(
-    r"\b(?:V\d+|vehicle\s+(?:one|two|three|four|\d+)(?:\s*\(V\d+\))?)\s+had\s+(?:just\s+|already\s+)?"
-    r"(?:negotiated|completed|rounded|cleared|come\s+(?:out\s+of|through)|(?:passed|gone|driven)\s+(?:straight\s+)?"
-    r"through|traversed)\s+(?:the\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,3}$",
+    r"\b(?:V\d+|vehicle\s+(?:one|two|three|four|\d+)(?:\s*\(V\d+\))?)(?:\s+|[^.;]{0,80}?\band\s+)had\s+"
+    r"(?:just\s+|already\s+)?(?:negotiated|completed|rounded|cleared|come\s+(?:out\s+of|through|around)|"
+    r"(?:passed|gone|driven)\s+(?:straight\s+)?through|traversed)\s+"
+    r"(?:(?!(?:of|at|in|on|to|into|onto|through|from|with|for|and|or|but|when|while|as)\b)[\w-]+\s+){0,3}$",
     re.IGNORECASE,
 )
 _NEXT = re.compile(r"\b(?:next|upcoming|following|nearest|closest)\s+(?:\w+\s+)?$", re.IGNORECASE)
@@ -716,7 +719,7 @@ class OfflineCrashExtractor:
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
-            here = [m for m in here if not _BEHIND_IT.search(pre, max(0, m.start() - 90), m.start())]
+            here = [m for m in here if not _BEHIND_IT.search(pre, max(0, m.start() - 180), m.start())]
             # "... waiting for a red signal at an intersection approximately 60 m ahead ... V1 was pushed into the
             # intersection": where the impact pushed a vehicle is no place of the crash.
             here = [m for m in here if not _PUSHED_INTO.search(pre, max(0, m.start() - 60), m.start())]

@@ -456,13 +456,16 @@ class OntologyGroundedParser:
 
     @staticmethod
     def _blinking(model: _RegionModel, m: Mention, toks: list[Token]) -> Mention:
-        """A signal colour said to blink or flash, a few words either side in its clause (up to three before, four
-        after: "the signal only blinks amber", "red lights that flash", "the red lights are no longer flashing"), is the
-        region's flashing light of that colour, where it has one."""
+        """A signal colour said to blink or flash, a few words either side in its clause ("the signal only blinks
+        amber", "red lights that flash"), or after the light's own verb and its adverbs ("the red lights are no longer
+        flashing"), is the region's flashing light of that colour, where it has one."""
         if not m.term.normalised.endswith(" light") or m.term.normalised.startswith("flashing"):
             return m
         clause = toks[m.start].clause
-        near = {t.word for t in toks[max(0, m.start - 3) : m.end + 4] if t.clause == clause}
+        near = {t.word for t in toks[max(0, m.start - 3) : m.end + 3] if t.clause == clause}
+        after = toks[m.end : m.end + 4]
+        if len(after) == 4 and {t.word for t in after[:3]} <= _BE_AND_ADVERBS and len({t.clause for t in after}) == 1:
+            near.add(after[3].word)
         flashing = model.vocabulary.lookup("manipulation", f"flashing {m.term.normalised}")
         if flashing is None or not near & _BLINK_WORDS:
             return m
@@ -1213,6 +1216,10 @@ _MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "conv
 _HAVING = frozenset({"has", "have", "with", "shows", "show"})
 _ARTICLES = frozenset({"a", "an", "the"})
 _BLINK_WORDS = frozenset({"blink", "blinks", "blinking", "blinked", "flash", "flashes", "flashing", "flashed"})
+# The light's own verb and the adverbs that may stand before its "flashing" ("are no longer flashing", "is still not").
+_BE_AND_ADVERBS = frozenset(
+    {"is", "are", "was", "were", "be", "been", "has", "have", "had", "not", "no", "longer", "still", "now", "again"}
+)
 # (Words are folded: "holds" reads "hold".)
 _HOLDING = frozenset(
     {"hold", "holding", "holds", "held", "carry", "carrying", "carries", "waving", "wave", "waves"}
@@ -1710,6 +1717,9 @@ _OFF_ROAD_PLACES = frozenset({"driveway", "driveways", "parking", "garage", "pro
 _ADVERB_ENDS = frozenset({"left", "right", "ahead", "around", "back"})
 _LIGHT_WORDS = frozenset({"light", "arrow", "signal", "lamp"})
 _SIGN_OR_LIGHT_WORDS = _LIGHT_WORDS | {"sign"}
+# What a prohibitory sign's slash is drawn through, and the picture it crosses ("a red line through a U-turn arrow").
+_SLASH_PREPOSITIONS = frozenset({"through", "across", "over"})
+_PICTURE_NOUNS = frozenset({"arrow", "symbol"})
 # Words of a place cue that a signal, line or barrier implies ("the stop line", "red light signals").
 _SIGNAL_PLACE_WORDS = frozenset({"line", "barrier", "gate"}) | _LIGHT_WORDS
 
@@ -2164,11 +2174,12 @@ def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
 
 
 def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Mention | None:
-    """The sign a class of sign shows, named up to six words after it ("Red and White Regulatory Sign WRONG WAY", "a
-    regulatory sign, NO U TURN", "Red Circle with a Red Line Through a U-Turn Arrow NO U-TURN": the picture may say
-    what the slash crosses first) or before it ("No U-Turn Sign red circle and slash ...", "NO U-TURN sign black U-turn
-    arrow in a red circle with a slash"), in its sentence: it, not the class, is what the rule is about. None where ``top`` is no class of sign, where the sign beside it is one the class stands for itself, or
-    where the two are listed together ("Sign 250 and Sign 251", "a road closed sign and a stop sign")."""
+    """The sign a class of sign shows, named just after it ("Red and White Regulatory Sign WRONG WAY", "a regulatory
+    sign, NO U TURN"), after what the picture's slash crosses ("Red Circle with a Red Line Through a U-Turn Arrow NO
+    U-TURN", see :func:`_slash_crosses`) or up to six words before it ("No U-Turn Sign red circle and slash ...",
+    "NO U-TURN sign black U-turn arrow in a red circle with a slash"), in its sentence: it, not the class, is what the
+    rule is about. None where ``top`` is no class of sign, where the sign beside it is one the class stands for
+    itself, or where the two are listed together ("Sign 250 and Sign 251", "a road closed sign and a stop sign")."""
     kept = model.sign_classes.get(top.term.normalised)
     if kept is None:
         return None
@@ -2180,12 +2191,29 @@ def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Me
             and m.term.normalised not in kept
             and m.term.category == "traffic_infrastructure"
             and m.term.tokens[-1] == "sign"
-            and (top.end <= m.start <= top.end + 6 or m.end <= top.start <= m.end + 6)
+            and (
+                top.end <= m.start <= top.end + 2
+                or _slash_crosses(analysis.tokens, top.end, m.start)
+                or m.end <= top.start <= m.end + 6
+            )
             and analysis.tokens[m.start].sentence == analysis.tokens[top.start].sentence
             and not {"and", "or"} & {t.word for t in analysis.tokens[min(top.end, m.end) : max(top.start, m.start)]}
             and not (m.ruled_out or m.aside)
         ),
         None,
+    )
+
+
+def _slash_crosses(toks: list[Token], start: int, end: int) -> bool:
+    """Whether ``toks[start:end]`` (at most six words, in one clause) only says what a prohibitory picture's slash is
+    drawn through: "through / across / over ... arrow / symbol" ("Through a U-Turn Arrow"), and nothing else (no verb,
+    no "as on", no "unlike": "a red circle with a slash, as on a NO U-TURN sign, ...")."""
+    words = [t.word for t in toks[start:end]]
+    return (
+        0 < len(words) <= 6
+        and words[0] in _SLASH_PREPOSITIONS
+        and words[-1] in _PICTURE_NOUNS
+        and len({t.clause for t in toks[start - 1 : end]}) == 1
     )
 
 
