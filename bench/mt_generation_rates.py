@@ -19,8 +19,8 @@ region and method, each on a private daemon (embedded NATS, local Qdrant), the M
 The F-Agent gives each case the least-used of the MRs that fit it (the execution count in Qdrant), so which case
 gets which MR depends on the order in which cases reach it. With ``--concurrency 1`` (the default here) one copy of
 each of the M-Agent, Validator, T-Agent (one 10-case submission at a time), F-Agent and validity checker handles one
-input at a time, so the stored MRs' wording (the first of a duplicate kept) and the order of the F-Agent's claims follow the
-order of submission, and two runs on one commit gave the same figures. (Cases reach the agents in the order they are
+input at a time, so the stored MRs' wording (the first of a duplicate kept) and the order of the F-Agent's claims
+follow the order of submission, and two runs on one commit gave the same figures. (Cases reach the agents in the order they are
 published, which is the call order of concurrent publishes in practice but not a guarantee; a case redelivered after
 an error claims again after later cases.) The daemon's own default is 2 in flight per agent; then the order, and so
 automt's figures, vary from run to run on the same code (Germany 81.7 to 86.7 % valid, 20 to 22 distinct, in runs on

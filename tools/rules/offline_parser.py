@@ -2205,9 +2205,10 @@ def _shown_sign(model: _RegionModel, analysis: RuleAnalysis, top: Mention) -> Me
 
 
 def _slash_crosses(toks: list[Token], start: int, end: int) -> bool:
-    """Whether ``toks[start:end]`` (at most six words, in one clause) only says what a prohibitory picture's slash is
-    drawn through: "through / across / over ... arrow / symbol" ("Through a U-Turn Arrow"), and nothing else (no verb,
-    no "as on", no "unlike": "a red circle with a slash, as on a NO U-TURN sign, ...")."""
+    """Whether ``toks[start:end]`` says what a prohibitory picture's slash is drawn through ("Through a U-Turn
+    Arrow"): at most six words, in the picture's clause, opening with through, across or over and ending with arrow or
+    symbol. Words that open otherwise ("as on a NO U-TURN sign", "unlike a STOP sign") name no sign the picture shows.
+    """
     words = [t.word for t in toks[start:end]]
     return (
         0 < len(words) <= 6
