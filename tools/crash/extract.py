@@ -251,9 +251,10 @@ _PUSHED_INTO = re.compile(
 # straight, level section", "V1 was traveling north and had passed through an intersection"): it is behind the vehicle,
 # not where the crash is. Only a determiner and plain words stand between the verb and the place: "had completed a
 # stop at the intersection", "had negotiated most of the curve" still put the crash there. (One that another road user
-# had passed through, "a snowplow had passed through the merge area", is still the crash's place.)
+# had passed through, "a snowplow had passed through the merge area", is still the crash's place.) A vehicle named by
+# its number alone ("Vehicle one had ...") is V1 here already (OfflineCrashExtractor._number_vehicles).
 _BEHIND_IT = re.compile(
-    r"\b(?:V\d+|vehicle\s+(?:one|two|three|four|\d+)(?:\s*\(V\d+\))?)(?:\s+|[^.;]{0,80}?\band\s+)had\s+"
+    r"\b(?:V\d+|vehicle\s+(?:one|two|three|four|\d+)\s*\(V\d+\))(?:\s+|[^.;]{0,80}?\band\s+)had\s+"
     r"(?:just\s+|already\s+)?(?:negotiated|completed|rounded|cleared|come\s+(?:out\s+of|through|around)|"
     r"(?:passed|gone|driven)\s+(?:straight\s+)?through|traversed)\s+"
     r"(?:(?!(?:of|at|in|on|to|into|onto|through|from|with|for|and|or|but|when|while|as)\b)[\w-]+\s+){0,3}$",
@@ -554,9 +555,10 @@ def _vehicles_road(text: str, number: int, roads: list[_Road]) -> _Road | None:
     first = next((v for v in _VEHICLE_ID.finditer(text) if int(v.group(1)) == number), None)
     if first is None:
         return None
-    start, end = _sentence_start(text, first.start()), _SENTENCE.search(text, first.end())
+    start, after = _sentence_start(text, first.start()), _SENTENCE.search(text, first.end())
+    end = after.start() if after else len(text)
     for r in roads:
-        if start <= r.at < (end.start() if end else len(text)):
+        if start <= r.at < end:
             links = list(_LINK.finditer(text, start, r.at))
             if links and _ON_THE_ROAD.search(text, max(start, links[-1].start() - 12), links[-1].end()):
                 return r
