@@ -3632,3 +3632,59 @@ def test_a_u_turn_that_is_not_prohibited_is_no_cue_to_keep_the_way() -> None:
     cues = {phrase for phrase, _ in load_lexicon().behavior_cues["keep current"]}
     assert "u-turn is not prohibited" not in cues and not any(c in {"u-turn is not", "u-turns are not"} for c in cues)
     assert {"u-turn is not allowed", "u-turns are prohibited"} <= cues
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "road"),
+    [
+        # An officer who directs traffic overrides the lights and signs named in the same breath: the officer is the
+        # rule's subject, the light or sign only what the officer overrides.
+        (
+            "Do what a traffic officer directs, even if it differs from the lights. If an officer waves you through "
+            "a red light, go; if the officer signals you to stop on a green light, stop.",
+            "traffic officer",
+            "intersection",  # the lights the officer overrides stand at a junction
+        ),
+        (
+            "Where an officer who is directing traffic waves you on past a STOP sign, go ahead carefully.",
+            "traffic officer",
+            None,
+        ),
+        # A light the rule speaks of on its own, where no officer directs, stays the subject.
+        (
+            "When an officer is directing traffic, if you are waved on while your light is red, go. Once the officer "
+            "leaves, a red light again means stop.",
+            "red light",
+            None,
+        ),
+        # Traffic breaks keep their own subject.
+        (
+            "Traffic Breaks An officer may turn on the rear emergency lights and weave across the lanes to slow "
+            "traffic. Do not pass the patrol car.",
+            "traffic break",
+            None,
+        ),
+    ],
+)
+def test_an_officer_directing_traffic_outranks_the_lights_overridden(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str, road: str | None
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation, mr
+    assert road is None or road in mr.road_type, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        # An officer directing traffic, where the rule names no place, stands at a junction.
+        ("Always do as a traffic officer's hand signals tell you.", "intersection"),
+        # A place the rule names is still its place.
+        ("On the freeway, a traffic officer may direct you to leave by the next exit; follow the directions.", "any"),
+    ],
+)
+def test_an_officer_directing_traffic_implies_a_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "officer" in mr.manipulation and road in mr.road_type, mr

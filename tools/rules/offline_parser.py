@@ -796,6 +796,21 @@ class OntologyGroundedParser:
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
         if riders is not None and ranked[0].term.normalised in _TRANSIT:  # (riders is one of ranked)
             ranked = _first(riders, ranked)
+        # An officer directing traffic overrides the lights and signs ("If an officer waves you through a red light,
+        # go"): where every mention of the leading light or sign shares its sentence with an officer who directs, the
+        # officer is the rule's subject. ("Once the officer leaves, a red light again means stop" keeps the light.)
+        officer = next((m for m in ranked if "officer" in m.term.tokens and not (m.ruled_out or m.aside)), None)
+        if (
+            officer is not None
+            and ranked[0].term.category == "traffic_infrastructure"
+            and _SIGN_OR_LIGHT_WORDS & set(ranked[0].term.tokens)
+            and all(
+                _officer_directs(analysis.tokens[m.start].sentence, analysis.tokens)
+                for m in analysis.manipulations
+                if m.term == ranked[0].term and not m.ruled_out
+            )
+        ):
+            ranked = _first(officer, ranked)
         if ranked and not all(m.ruled_out for m in ranked):
             return ranked
         # Nothing named, or only what the rule rules out ("At a T intersection without STOP or YIELD signs, drivers on
@@ -869,8 +884,11 @@ class OntologyGroundedParser:
         specific = self.places(model, analysis)
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
-        # buses flash yellow lights").
-        if manipulation is not None and not _LIGHT_WORDS & set(manipulation.tokens):
+        # buses flash yellow lights"). An officer directing traffic has no lights: the lights named are the signals
+        # the officer overrides, at the junction.
+        if manipulation is not None and not (
+            _LIGHT_WORDS & set(manipulation.tokens) or "officer" in manipulation.tokens
+        ):
             specific = [m for m in specific if not _is_vehicle_light(m.surface, model.light_colours)]
         # "cross the road" makes a crosswalk of a pedestrian's crossing; an animal crossing the road is on any road.
         # Nor is a vehicle's place where others cross ("Children may be crossing the road in front of the bus").
@@ -1735,6 +1753,19 @@ _TRAFFIC_SIGNAL_WORDS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
 # Public transport that stops for riders (bus stopping).
 _TRANSIT = frozenset({"rail vehicle", "public transport bus", "line bus"})
+
+
+# What an officer does in directing traffic ("the officer's hand signals", "an officer waves you through").
+_DIRECTING = frozenset(
+    {"direct", "directs", "directed", "directing", "direction", "directions", "instruction", "instructions"}
+    | {"wave", "waves", "waved", "waving", "signal", "signals", "signaled", "signalled", "hand", "tell", "tells"}
+)
+
+
+def _officer_directs(sentence: int, toks: list[Token]) -> bool:
+    """Whether the sentence has an officer with a directing word at most four words either side (in the sentence)."""
+    own = [t.word if t.sentence == sentence else "" for t in toks]
+    return any(w == "officer" and _DIRECTING & set(own[max(0, i - 4) : i + 5]) for i, w in enumerate(own))
 
 
 def _behind_another(m: Mention, toks: list[Token]) -> bool:
