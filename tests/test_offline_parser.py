@@ -3657,12 +3657,17 @@ def test_a_u_turn_that_is_not_prohibited_is_no_cue_to_keep_the_way() -> None:
             "red light",
             None,
         ),
-        # Traffic breaks keep their own subject.
+        # A bare "officer" who directs is the region's traffic officer.
+        ("If an officer motions you on through a red light, go.", "traffic officer", "intersection"),
+        # An officer who does not direct leaves the light its subject: "signal" is the traffic signal here, "hand"
+        # a verb.
+        ("A police officer at a signal may ticket drivers who run the red light.", "red light", None),
+        ("A police officer may hand you a ticket if you run a red light.", "red light", None),
+        # The lights of a railroad crossing make no junction of it.
         (
-            "Traffic Breaks An officer may turn on the rear emergency lights and weave across the lanes to slow "
-            "traffic. Do not pass the patrol car.",
-            "traffic break",
-            None,
+            "If a police officer waves you across the railroad tracks while the red lights flash, cross carefully.",
+            "traffic officer",
+            "railroad crossing",
         ),
     ],
 )
@@ -3677,10 +3682,17 @@ def test_an_officer_directing_traffic_outranks_the_lights_overridden(
 @pytest.mark.parametrize(
     ("text", "road"),
     [
-        # An officer directing traffic, where the rule names no place, stands at a junction.
-        ("Always do as a traffic officer's hand signals tell you.", "intersection"),
+        # An officer directing traffic past the signals, where the rule names no place, stands at a junction.
+        (
+            "Always do as a traffic officer's hand signals tell you, even when the signal lights say otherwise.",
+            "intersection",
+        ),
         # A place the rule names is still its place.
         ("On the freeway, a traffic officer may direct you to leave by the next exit; follow the directions.", "any"),
+        # An officer who directs no traffic past signals or signs stands at no junction.
+        ("A police officer may stop you on the highway for speeding.", "any"),
+        ("If a police officer pulls you over, stay in your car.", "any"),
+        ("A police officer may direct you around a crash ahead; follow the directions.", "any"),
     ],
 )
 def test_an_officer_directing_traffic_implies_a_junction(

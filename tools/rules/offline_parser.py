@@ -171,6 +171,10 @@ class _RegionModel:
                         # (the kind it stood for stays known: "the car ahead" implies no oncoming vehicle)
                         manip_patterns[words] = dataclasses.replace(pattern, target=plain_key, kind=_PLAIN + kind_key)
         self.manipulation_matcher = PhraseMatcher(manip_patterns.values())
+        # The region's term for an officer who directs traffic (what "traffic officer" names there), for a bare
+        # "officer" who directs (see OntologyGroundedParser._directing_officer).
+        officer = manip_patterns.get(("traffic", "officer"))
+        self.officer = vocabulary.lookup("manipulation", officer.target) if officer is not None else None
 
         # Region road types map onto the core one the lexicon names for them (an ontology-level table).
         for core, region_terms in lexicon.region_road_types.items():
@@ -345,6 +349,7 @@ class OntologyGroundedParser:
         manip = [m for m in manip if not _behind_another(m, toks)]
         manip += self._colour_mentions(model, toks, masked)
         manip += self._elided_mentions(model, toks, manip)
+        manip += self._directing_officer(model, toks, manip)
         manip = [self._blinking(model, m, toks) for m in manip]
         manip = [self._view_blocker(model, m, toks) for m in manip]
         roads = [self._mention(model, "road_type", m, toks) for m in model.road_matcher.find(toks, masked=plain)]
@@ -453,6 +458,18 @@ class OntologyGroundedParser:
                     surface = f"{mod.raw} ... {head.raw}"
                     out.append(Mention(term, m.start - 2, m.start - 1, 0, "elided", surface))
         return out
+
+    @staticmethod
+    def _directing_officer(model: _RegionModel, toks: list[Token], found: list[Mention]) -> list[Mention]:
+        """A bare "officer" who directs traffic ("If an officer waves you through a red light, go"), in a rule that
+        names no officer term: the region's traffic officer (the first such "officer" only)."""
+        if model.officer is None or any("officer" in m.term.tokens for m in found):
+            return []
+        directing = _directing_sentences(toks)
+        for i, t in enumerate(toks):
+            if t.word == "officer" and t.sentence in directing and not any(m.start <= i < m.end for m in found):
+                return [Mention(model.officer, i, i + 1, 0, "alias", t.raw)]
+        return []
 
     @staticmethod
     def _blinking(model: _RegionModel, m: Mention, toks: list[Token]) -> Mention:
@@ -796,21 +813,20 @@ class OntologyGroundedParser:
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
         if riders is not None and ranked[0].term.normalised in _TRANSIT:  # (riders is one of ranked)
             ranked = _first(riders, ranked)
-        # An officer directing traffic overrides the lights and signs ("If an officer waves you through a red light,
-        # go"): where every mention of the leading light or sign shares its sentence with an officer who directs, the
-        # officer is the rule's subject. ("Once the officer leaves, a red light again means stop" keeps the light.)
+        # An officer directing traffic overrides the lights and signs ("If a traffic officer waves you through a red
+        # light, go"): where every mention of the leading light or sign lies in a sentence in which an officer
+        # directs (the word "officer" with a directing word near it), the officer term is the rule's subject. ("Once
+        # the officer leaves, a red light again means stop" keeps the light.)
         officer = next((m for m in ranked if "officer" in m.term.tokens and not (m.ruled_out or m.aside)), None)
         if (
             officer is not None
             and ranked[0].term.category == "traffic_infrastructure"
             and _SIGN_OR_LIGHT_WORDS & set(ranked[0].term.tokens)
-            and all(
-                _officer_directs(analysis.tokens[m.start].sentence, analysis.tokens)
-                for m in analysis.manipulations
-                if m.term == ranked[0].term and not m.ruled_out
-            )
         ):
-            ranked = _first(officer, ranked)
+            directing = _directing_sentences(analysis.tokens)
+            overridden = [m for m in analysis.manipulations if m.term == ranked[0].term and not m.ruled_out]
+            if overridden and all(analysis.tokens[m.start].sentence in directing for m in overridden):
+                ranked = _first(officer, ranked)
         if ranked and not all(m.ruled_out for m in ranked):
             return ranked
         # Nothing named, or only what the rule rules out ("At a T intersection without STOP or YIELD signs, drivers on
@@ -884,11 +900,8 @@ class OntologyGroundedParser:
         specific = self.places(model, analysis)
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
-        # buses flash yellow lights"). An officer directing traffic has no lights: the lights named are the signals
-        # the officer overrides, at the junction.
-        if manipulation is not None and not (
-            _LIGHT_WORDS & set(manipulation.tokens) or "officer" in manipulation.tokens
-        ):
+        # buses flash yellow lights").
+        if manipulation is not None and not _LIGHT_WORDS & set(manipulation.tokens):
             specific = [m for m in specific if not _is_vehicle_light(m.surface, model.light_colours)]
         # "cross the road" makes a crosswalk of a pedestrian's crossing; an animal crossing the road is on any road.
         # Nor is a vehicle's place where others cross ("Children may be crossing the road in front of the bus").
@@ -1016,6 +1029,8 @@ class OntologyGroundedParser:
             and manipulation.normalised in model.implied_roads
             and not street_rail
             and not (curbs and model.implied_roads[manipulation.normalised] == "bus stopping")
+            # (an officer stands at a junction only where directing traffic past its signals or signs)
+            and ("officer" not in manipulation.tokens or _officer_overrides_signals(analysis.tokens))
         ):
             road = model.term("road_type", model.implied_roads[manipulation.normalised])
             return road, f"implied by {manipulation.text}"
@@ -1755,17 +1770,46 @@ _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
 _TRANSIT = frozenset({"rail vehicle", "public transport bus", "line bus"})
 
 
-# What an officer does in directing traffic ("the officer's hand signals", "an officer waves you through").
+# What an officer does in directing traffic, as the tokenizer folds the words ("an officer waves you through", "the
+# officer directs you"). "signal" counts only as "signal you" or "hand signal": a bare one is the traffic signal.
 _DIRECTING = frozenset(
-    {"direct", "directs", "directed", "directing", "direction", "directions", "instruction", "instructions"}
-    | {"wave", "waves", "waved", "waving", "signal", "signals", "signaled", "signalled", "hand", "tell", "tells"}
+    {"direct", "directing", "directed", "direction", "instruct", "instructing", "instructed", "instruction"}
+    | {"wave", "waving", "waved", "tell", "telling", "told", "gesture", "gesturing", "gestured"}
+    | {"motion", "motioning", "motioned", "signaling", "signalling", "signaled", "signalled"}
 )
+# The signals and signs an officer who directs traffic overrides, named in the rule (a "hand signal" is none).
+_SIGNAL_WORDS = frozenset({"light", "signal", "sign"})
 
 
-def _officer_directs(sentence: int, toks: list[Token]) -> bool:
-    """Whether the sentence has an officer with a directing word at most four words either side (in the sentence)."""
-    own = [t.word if t.sentence == sentence else "" for t in toks]
-    return any(w == "officer" and _DIRECTING & set(own[max(0, i - 4) : i + 5]) for i, w in enumerate(own))
+def _directing_sentences(toks: list[Token]) -> frozenset[int]:
+    """The sentences in which an officer directs traffic: the word "officer" with a directing word at most four words
+    either side, in its sentence ("hand signal" and "signal you" count, a bare "signal" does not)."""
+    found: set[int] = set()
+    for i, t in enumerate(toks):
+        if t.word != "officer":
+            continue
+        for j in range(max(0, i - 4), min(len(toks), i + 5)):
+            if toks[j].sentence != t.sentence:
+                continue
+            after = toks[j + 1].word if j + 1 < len(toks) and toks[j + 1].sentence == t.sentence else ""
+            word = toks[j].word
+            if word in _DIRECTING or (word == "signal" and after == "you") or (word == "hand" and after == "signal"):
+                found.add(t.sentence)
+                break
+    return frozenset(found)
+
+
+def _officer_overrides_signals(toks: list[Token]) -> bool:
+    """Whether an officer directs traffic in the rule and the rule names a signal, light or sign (not a hand signal,
+    nor "signal you"): the officer overrides them at a junction."""
+    if not _directing_sentences(toks):
+        return False
+    return any(
+        t.word in _SIGNAL_WORDS
+        and not (t.word == "signal" and i > 0 and toks[i - 1].word == "hand")
+        and not (t.word == "signal" and i + 1 < len(toks) and toks[i + 1].word == "you")
+        for i, t in enumerate(toks)
+    )
 
 
 def _behind_another(m: Mention, toks: list[Token]) -> bool:
