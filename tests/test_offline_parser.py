@@ -3663,6 +3663,13 @@ def test_a_u_turn_that_is_not_prohibited_is_no_cue_to_keep_the_way() -> None:
         # a verb.
         ("A police officer at a signal may ticket drivers who run the red light.", "red light", None),
         ("A police officer may hand you a ticket if you run a red light.", "red light", None),
+        # A road user named before the officer keeps its place.
+        (
+            "At a school crossing, a crossing guard or police officer may direct you to stop; obey the STOP sign "
+            "they hold.",
+            "crossing guard",
+            None,
+        ),
         # The lights of a railroad crossing make no junction of it.
         (
             "If a police officer waves you across the railroad tracks while the red lights flash, cross carefully.",
@@ -3692,6 +3699,8 @@ def test_an_officer_directing_traffic_outranks_the_lights_overridden(
         # An officer who directs no traffic past signals or signs stands at no junction.
         ("A police officer may stop you on the highway for speeding.", "any"),
         ("If a police officer pulls you over, stay in your car.", "any"),
+        # The driver's own signal, or the verb, is no traffic signal.
+        ("If a police officer waves you to the shoulder, signal and pull over safely.", "any"),
         ("A police officer may direct you around a crash ahead; follow the directions.", "any"),
     ],
 )

@@ -816,12 +816,17 @@ class OntologyGroundedParser:
         # An officer directing traffic overrides the lights and signs ("If a traffic officer waves you through a red
         # light, go"): where every mention of the leading light or sign lies in a sentence in which an officer
         # directs (the word "officer" with a directing word near it), the officer term is the rule's subject. ("Once
-        # the officer leaves, a red light again means stop" keeps the light.)
+        # the officer leaves, a red light again means stop" keeps the light; a road user named before the officer,
+        # "a crossing guard or police officer may direct you to stop", keeps its place.)
         officer = next((m for m in ranked if "officer" in m.term.tokens and not (m.ruled_out or m.aside)), None)
         if (
             officer is not None
             and ranked[0].term.category == "traffic_infrastructure"
             and _SIGN_OR_LIGHT_WORDS & set(ranked[0].term.tokens)
+            and not any(
+                m.term.category == "object" and m is not officer and not (m.ruled_out or m.aside)
+                for m in ranked[: ranked.index(officer)]
+            )
         ):
             directing = _directing_sentences(analysis.tokens)
             overridden = [m for m in analysis.manipulations if m.term == ranked[0].term and not m.ruled_out]
@@ -1779,6 +1784,7 @@ _DIRECTING = frozenset(
 )
 # The signals and signs an officer who directs traffic overrides, named in the rule (a "hand signal" is none).
 _SIGNAL_WORDS = frozenset({"light", "signal", "sign"})
+_SIGNAL_DETERMINERS = frozenset({"the", "a", "traffic", "red", "yellow", "green", "amber"})
 
 
 def _directing_sentences(toks: list[Token]) -> frozenset[int]:
@@ -1804,12 +1810,15 @@ def _officer_overrides_signals(toks: list[Token]) -> bool:
     nor "signal you"): the officer overrides them at a junction."""
     if not _directing_sentences(toks):
         return False
-    return any(
-        t.word in _SIGNAL_WORDS
-        and not (t.word == "signal" and i > 0 and toks[i - 1].word == "hand")
-        and not (t.word == "signal" and i + 1 < len(toks) and toks[i + 1].word == "you")
-        for i, t in enumerate(toks)
-    )
+    return any(t.word in _SIGNAL_WORDS and (t.word != "signal" or _signal_noun(toks, i)) for i, t in enumerate(toks))
+
+
+def _signal_noun(toks: list[Token], i: int) -> bool:
+    """Whether the "signal" at ``i`` is a traffic signal: "the signal", "traffic signal", "signal light", "a red
+    signal", not a hand signal, the driver's own ("your signal") or the verb ("signal and pull over")."""
+    before = toks[i - 1].word if i > 0 else ""
+    after = toks[i + 1].word if i + 1 < len(toks) else ""
+    return after == "light" or before in _SIGNAL_DETERMINERS
 
 
 def _behind_another(m: Mention, toks: list[Token]) -> bool:
