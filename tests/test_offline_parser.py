@@ -3709,3 +3709,22 @@ def test_an_officer_directing_traffic_implies_a_junction(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and "officer" in mr.manipulation and road in mr.road_type, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        # Tracks the rule calls a railroad's are a railroad crossing, even beside light rail.
+        (
+            "Before you drive across light rail or railroad tracks, look both ways and make sure you can clear them.",
+            "railroad",
+        ),
+        # A streetcar's tracks in the street are none.
+        ("Look out for a light rail vehicle before you cross the tracks in the middle of the street.", "any"),
+    ],
+)
+def test_railroad_tracks_beside_light_rail_keep_their_crossing(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and road in mr.road_type, mr

@@ -915,9 +915,14 @@ class OntologyGroundedParser:
         ):
             specific = [m for m in specific if not _names_crossing(m)]
         # The tracks of a streetcar, tram or light rail vehicle the rule names run in the street ("look for one before
-        # you cross the tracks"): they are no railroad crossing.
+        # you cross the tracks"): they are no railroad crossing. (Tracks called a railroad's are: "Before you cross
+        # light rail or railroad tracks, look both ways".)
         if any(_runs_in_the_street(m) for m in analysis.manipulations if m.term.normalised == "rail vehicle"):
-            specific = [m for m in specific if tokens(m.surface)[-1:] != ("track",)]
+            specific = [
+                m
+                for m in specific
+                if tokens(m.surface)[-1:] != ("track",) or tokens(m.surface)[-2:-1] in _RAILROAD_WORDS
+            ]
         # A turning lane's turns are what the lane is for ("a center lane reserved for left turns and U-turns"): they
         # name no junction. Nor do the turns a rule about that lane or yellow lane lines allows ("cross double
         # yellow lines only to make a U-turn", "drivers use this lane to begin a left turn"): the lane runs along any
@@ -1773,6 +1778,8 @@ _TRAFFIC_SIGNAL_WORDS = frozenset({"signal", "traffic"})
 _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
 # Public transport that stops for riders (bus stopping).
 _TRANSIT = frozenset({"rail vehicle", "public transport bus", "line bus"})
+# What makes tracks a railroad's ("railroad tracks"), not a streetcar's in the street.
+_RAILROAD_WORDS = frozenset({("railroad",), ("railway",), ("train",)})
 
 
 # What an officer does in directing traffic, as the tokenizer folds the words ("an officer waves you through", "the
