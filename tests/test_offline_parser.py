@@ -3728,3 +3728,18 @@ def test_railroad_tracks_beside_light_rail_keep_their_crossing(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and road in mr.road_type, mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A rider's turn beside a fall or a wobble is one more thing the rider may do anywhere: no junction.
+        "Skateboarders in the street may fall or turn without warning, so keep well back from them.",
+        "A person on roller skates can wobble or turn in front of you; give the skater plenty of room.",
+    ],
+)
+def test_a_riders_turn_beside_a_fall_names_no_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "any" in mr.road_type, mr

@@ -1617,7 +1617,7 @@ _BARE_TURN = frozenset({"turn", "turning"})
 # Manoeuvres made anywhere, not at a junction: "when you are turning or backing up" names no intersection.
 _ANYWHERE_MANOEUVRES = frozenset(
     "back backing reverse reversing park parking merge merging brake braking swerve swerving steer steering change "
-    "changing".split()
+    "changing fall falling wobble wobbling".split()  # (a rider who may "turn or fall" does so anywhere)
 )
 # "turn sharply", "turning suddenly": a swerve of the wheel, not a turn at a junction.
 _SHARPLY = frozenset({"sharply", "suddenly", "abruptly", "quickly", "hard"})
