@@ -3721,25 +3721,13 @@ def test_an_officer_directing_traffic_implies_a_junction(
         ),
         # A streetcar's tracks in the street are none.
         ("Look out for a light rail vehicle before you cross the tracks in the middle of the street.", "any"),
+        # A rider's turn beside a fall or a wobble is one more thing the rider may do anywhere: no junction.
+        ("Skateboarders in the street may fall or turn without warning, so keep well back from them.", "any"),
+        ("A person on roller skates can wobble or turn in front of you; give the skater plenty of room.", "any"),
     ],
 )
-def test_railroad_tracks_beside_light_rail_keep_their_crossing(
+def test_railroad_tracks_and_a_riders_turn_are_placed_by_their_words(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and road in mr.road_type, mr
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        # A rider's turn beside a fall or a wobble is one more thing the rider may do anywhere: no junction.
-        "Skateboarders in the street may fall or turn without warning, so keep well back from them.",
-        "A person on roller skates can wobble or turn in front of you; give the skater plenty of room.",
-    ],
-)
-def test_a_riders_turn_beside_a_fall_names_no_junction(
-    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
-) -> None:
-    mr = best(parser, validator, text, "california")
-    assert mr is not None and "any" in mr.road_type, mr

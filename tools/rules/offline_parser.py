@@ -824,8 +824,7 @@ class OntologyGroundedParser:
             and ranked[0].term.category == "traffic_infrastructure"
             and _SIGN_OR_LIGHT_WORDS & set(ranked[0].term.tokens)
             and not any(
-                m.term.category == "object" and m is not officer and not (m.ruled_out or m.aside)
-                for m in ranked[: ranked.index(officer)]
+                m.term.category == "object" and not (m.ruled_out or m.aside) for m in ranked[: ranked.index(officer)]
             )
         ):
             directing = _directing_sentences(analysis.tokens)
@@ -921,7 +920,7 @@ class OntologyGroundedParser:
             specific = [
                 m
                 for m in specific
-                if tokens(m.surface)[-1:] != ("track",) or tokens(m.surface)[-2:-1] in _RAILROAD_WORDS
+                if tokens(m.surface)[-1:] != ("track",) or _RAILROAD_WORDS & set(tokens(m.surface)[-2:-1])
             ]
         # A turning lane's turns are what the lane is for ("a center lane reserved for left turns and U-turns"): they
         # name no junction. Nor do the turns a rule about that lane or yellow lane lines allows ("cross double
@@ -1779,7 +1778,7 @@ _STREET_RAIL = frozenset({"streetcar", "tram", "trolley"})
 # Public transport that stops for riders (bus stopping).
 _TRANSIT = frozenset({"rail vehicle", "public transport bus", "line bus"})
 # What makes tracks a railroad's ("railroad tracks"), not a streetcar's in the street.
-_RAILROAD_WORDS = frozenset({("railroad",), ("railway",), ("train",)})
+_RAILROAD_WORDS = frozenset({"railroad", "railway", "train"})
 
 
 # What an officer does in directing traffic, as the tokenizer folds the words ("an officer waves you through", "the
