@@ -679,6 +679,29 @@ def test_phrases_match_across_hyphenation() -> None:
     assert [m.pattern.target for m in own.find(tokenize_rule("a left-turn lane"))] == ["b"]
 
 
+def test_a_negated_contraction_reads_as_its_two_words(parser: OntologyGroundedParser) -> None:
+    """ "Don't", "can't" and "won't" are "do not", "can not" and "will not" (the rule text's own offsets kept), so a
+    contracted rule parses as its spelt-out twin; a lexicon phrase written with a contraction ("walk/don't walk")
+    still finds the split words, and a possessive is no contraction."""
+    from tools.rules.lexicon import Pattern, PhraseMatcher
+
+    text = "Don't pass if you can\u2019t see; it won't wait. St. Andrew's cross"
+    toks = tokenize_rule(text)
+    assert [t.word for t in toks] == [
+        "do", "not", "pass", "if", "you", "can", "not", "see", "it", "will", "not", "wait", "st", "andrew", "cross",
+    ]  # fmt: skip
+    assert [text[t.start : t.end] for t in toks[:2]] == [t.raw for t in toks[:2]] == ["Do", "n't"]
+    matcher = PhraseMatcher([Pattern(("don't", "walk"), "signal", "alias"), Pattern(("walk/don't",), "both", "alias")])
+    assert [m.pattern.target for m in matcher.find(tokenize_rule("the DON'T WALK light"))] == ["signal"]
+    assert [m.pattern.target for m in matcher.find(tokenize_rule("a WALK/DON'T light"))] == ["both"]
+    for spelt, contracted in (
+        ("Do not pass a school bus with flashing red lights.", "Don't pass a school bus with flashing red lights."),
+        ("You must not enter an intersection you cannot clear.", "You mustn't enter an intersection you can't clear."),
+    ):
+        a, b = (parser.parse(rule(t, region="california"))[0].mr for t in (spelt, contracted))
+        assert (a.road_type, a.manipulation, a.expected_behavior) == (b.road_type, b.manipulation, b.expected_behavior)
+
+
 def test_turning_with_a_manoeuvre_made_anywhere_names_no_junction(parser: OntologyGroundedParser) -> None:
     """'when parking or turning' is driving in general (any road); turning alone still implies a junction."""
     anywhere = parser.parse(rule("Watch for small children when parking or turning.", region="california"))[0].mr
@@ -2303,14 +2326,17 @@ def test_the_stvo_title_of_sign_205_is_the_yield_sign(
         # the same habit for dust: California's own "Dust Storms", the core heavy smoke elsewhere
         ("california", "If blowing dust hides the road ahead, slow down.", "dust storms"),
         ("germany", "If blowing dust hides the road ahead, slow down.", "heavy smoke"),
+        # and for drizzle: California's own "Drizzle", the core rain elsewhere
+        ("california", "A fine drizzle leaves a film of water on the asphalt; ease off the gas.", "drizzle"),
+        ("germany", "A fine drizzle leaves a film of water on the asphalt; ease off the gas.", "rain"),
     ],
 )
 def test_the_regions_own_term_for_a_speed_limit_or_dust_where_it_has_one(
     parser: OntologyGroundedParser, validator: OfflineValidator, region: str, text: str, term: str
 ) -> None:
-    """California's ontology names its own "Speed Limit Signs" and "Dust Storms": a US rule's speed limit or blowing
-    dust is that term, not the core one (the "maximum" speed limit sign written for German sign 274, heavy smoke),
-    which the German rules keep."""
+    """California's ontology names its own "Speed Limit Signs", "Dust Storms" and "Drizzle": a US rule's speed limit,
+    blowing dust or drizzle is that term, not the core one (the "maximum" speed limit sign written for German sign 274,
+    heavy smoke, rain), which the German rules keep."""
     mr = best(parser, validator, text, region)
     assert mr is not None and term in mr.manipulation, mr
     assert region == "germany" or "maximum" not in mr.manipulation, mr
@@ -2675,6 +2701,23 @@ def test_an_oncoming_driver_is_the_oncoming_vehicle(
     text = "When an oncoming driver fails to dim the headlights, look toward the right edge of your lane."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "an oncoming vehicle"
+
+
+@pytest.mark.parametrize(
+    ("text", "manipulation"),
+    [
+        # "another vehicle" is any other vehicle: one beside you, one you pass, one in your blind spot.
+        ("Do not drive for long beside another vehicle; pull ahead or drop back.", "a vehicle"),
+        ("Before you change lanes, look over your shoulder for another vehicle in your blind spot.", "a vehicle"),
+        # One coming at you from ahead is still oncoming (the guard).
+        ("Before you pass, make sure that no oncoming vehicle is near.", "an oncoming vehicle"),
+    ],
+)
+def test_another_vehicle_is_no_oncoming_one_by_itself(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, manipulation: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == manipulation, mr
 
 
 @pytest.mark.parametrize(
@@ -3709,6 +3752,35 @@ def test_an_officer_directing_traffic_implies_a_junction(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and "officer" in mr.manipulation and road in mr.road_type, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        # A turn made on a road without junctions is made at none.
+        ("Missed your exit? Never stop, back up or make a U-turn on the freeway; go on to the next exit.", "any"),
+        # A turn elsewhere still implies a junction (the guard).
+        ("Never stop, back up or make a U-turn in the middle of a block; go on to the next corner.", "intersection"),
+    ],
+)
+def test_a_turn_on_a_freeway_names_no_junction(
+    ontology: Ontology, embedder: MiniLMEmbedder, text: str, road: str
+) -> None:
+    with_model = OntologyGroundedParser(ontology=ontology, embedder=embedder)
+    cands = with_model.parse(rule(text, region="california"))
+    assert cands and "u-turn" in cands[0].mr.manipulation and road in cands[0].mr.road_type, cands[:1]
+
+
+def test_an_officer_named_as_the_exception_directs_nothing(parser: OntologyGroundedParser) -> None:
+    """ "unless ... an officer directs you to" names the officer only as the exception to the rule: no officer term is
+    read from the bare "officer", and no junction is implied by the officer and the signs beside it."""
+    text = "Never pass other traffic on the shoulder, unless posted signs permit it or an officer tells you to."
+    cands = parser.parse(rule(text, region="california"))
+    assert not [c.mr for c in cands if "officer" in c.mr.manipulation or "intersection" in c.mr.road_type]
+    # The same officer, not in the exception, still directs (the guard).
+    directs = "Pass other traffic on the shoulder only where posted signs permit it or an officer tells you to."
+    first = parser.parse(rule(directs, region="california"))[0].mr
+    assert "officer" in first.manipulation, first
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["ARTICLES", "contains_tokens", "fold_word", "normalise_phrase", "tokens"]
+__all__ = ["ARTICLES", "contains_tokens", "fold_word", "normalise_phrase", "split_contraction", "tokens"]
 
 ARTICLES = frozenset({"a", "an", "the"})
 
@@ -99,6 +99,19 @@ def fold_word(word: str) -> str:
     if word.endswith(("ss", "us", "is", "ous")):
         return word
     return word[:-1]
+
+
+# Negated contractions whose stem is not the word before "n't" ("can't" is "can not", "won't" is "will not").
+_CONTRACTED_STEMS = {"ca": "can", "wo": "will", "sha": "shall"}
+
+
+def split_contraction(word: str) -> tuple[str, ...]:
+    """A lower-case word with a negated contraction as its two words ("don't" -> "do", "not"; "can't" -> "can",
+    "not"; "won't" -> "will", "not"); any other word as itself."""
+    if not word.endswith("n't") or len(word) < 5 or not word[:-3].isalpha():
+        return (word,)
+    stem = word[:-3]
+    return (_CONTRACTED_STEMS.get(stem, stem), "not")
 
 
 def tokens(text: str) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from tools.common.text import fold_word, tokens
+from tools.common.text import fold_word, split_contraction, tokens
 from tools.errors import OntologyError
 
 __all__ = [
@@ -76,7 +76,13 @@ def tokenize_rule(text: str) -> list[Token]:
                 low = raw.lower().replace("\u2019", "'")
                 if low.endswith(".") and low[:-1] in _ABBREVIATIONS:
                     low = low[:-1]
-                out.append(Token(fold_word(low), raw, clause, sentence, at, at + len(raw)))
+                words = split_contraction(low)
+                if len(words) == 2:
+                    # A negated contraction is its two words ("don't" is "do not"), as a phrase matcher sees it.
+                    out.append(Token(words[0], raw[:-3], clause, sentence, at, at + len(raw) - 3))
+                    out.append(Token(words[1], raw[-3:], clause, sentence, at + len(raw) - 3, at + len(raw)))
+                else:
+                    out.append(Token(fold_word(low), raw, clause, sentence, at, at + len(raw)))
                 at += len(raw) + 1
             continue
         prev = out[-1].word if out else ""
@@ -189,8 +195,14 @@ def _slash_parts(word: str) -> list[str]:
 
 
 def _slash_variant(words: tuple[str, ...]) -> tuple[str, ...]:
-    """A folded phrase with its slash-joined words apart, as rule tokens have them ("skater/scooter rider")."""
-    return tuple(fold_word(part) for w in words for part in _slash_parts(w))
+    """A folded phrase with its slash-joined words apart and its negated contractions as two words, as rule tokens
+    have them ("skater/scooter rider", "walk/don't walk" -> "walk do not walk")."""
+    return tuple(
+        word
+        for w in words
+        for part in _slash_parts(w)
+        for word in (split_contraction(part) if part.endswith("n't") else (fold_word(part),))
+    )
 
 
 def _hyphen_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -221,7 +233,8 @@ class PhraseMatcher:
         seen = {p.words for p in given}
         for p in given:
             self._by_first[p.words[0]].append(p)
-        # A phrase written with a slash ("skater/scooter rider", "walk/don't walk") is found as rule tokens split it.
+        # A phrase written with a slash or a contraction ("skater/scooter rider", "walk/don't walk", "can't clear") is
+        # found as rule tokens split it.
         for p in list(given):
             split = _slash_variant(p.words)
             if split != p.words and split not in seen:

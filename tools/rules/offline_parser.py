@@ -929,13 +929,13 @@ class OntologyGroundedParser:
         if (manipulation is not None and {"lane", "turn"} <= set(manipulation.tokens)) or _names_a_lane(analysis):
             specific = [m for m in specific if not _TURN_WORDS & set(tokens(m.surface))]
         # A signal on a road without junctions ("Ramp meters are signal lights on freeway on-ramps. Stop at the red
-        # light") stands at no intersection.
+        # light") stands at no intersection, nor does a turn made there ("Never make a U-turn on the freeway").
         if any(
             _NO_JUNCTION_ROADS & set(tokens(m.surface))
             for m in analysis.road_types
             if m.term.normalised == model.any_roads.normalised and not (m.ruled_out or m.aside)
         ):
-            specific = [m for m in specific if not _LIGHT_WORDS & set(tokens(m.surface))]
+            specific = [m for m in specific if not (_LIGHT_WORDS | _TURN_WORDS) & set(tokens(m.surface))]
         # Where the ego may already be, said after the rule's subject ("... drive to the right edge of the road and
         # stop. If you are in an intersection, drive through it first"), is a sub-case of the rule, not its place.
         if manipulation is not None and specific:
@@ -1788,6 +1788,7 @@ _DIRECTING = frozenset(
     | {"wave", "waving", "waved", "tell", "telling", "told", "gesture", "gesturing", "gestured"}
     | {"motion", "motioning", "motioned", "signaling", "signalling", "signaled", "signalled"}
 )
+_EXCEPTION_WORDS = frozenset({"unless", "except"})
 # The signals and signs an officer who directs traffic overrides, named in the rule (a "hand signal" is none).
 _SIGNAL_WORDS = frozenset({"light", "signal", "sign"})
 _SIGNAL_DETERMINERS = frozenset({"the", "a", "traffic", "red", "yellow", "green", "amber"})
@@ -1795,10 +1796,14 @@ _SIGNAL_DETERMINERS = frozenset({"the", "a", "traffic", "red", "yellow", "green"
 
 def _directing_sentences(toks: list[Token]) -> frozenset[int]:
     """The sentences in which an officer directs traffic: the word "officer" with a directing word at most four words
-    either side, in its sentence ("hand signal" and "signal you" count, a bare "signal" does not)."""
+    either side, in its sentence ("hand signal" and "signal you" count, a bare "signal" does not). An officer named as
+    the exception ("Do not drive on the shoulder unless signs allow it or an officer directs you to") directs nothing
+    that the rule is about."""
     found: set[int] = set()
     for i, t in enumerate(toks):
         if t.word != "officer":
+            continue
+        if _EXCEPTION_WORDS & {x.word for x in toks[max(0, i - 8) : i] if x.clause == t.clause}:
             continue
         for j in range(max(0, i - 4), min(len(toks), i + 5)):
             if toks[j].sentence != t.sentence:
