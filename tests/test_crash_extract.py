@@ -264,6 +264,11 @@ def test_dawn_dusk_and_sky_states_outside_safes_vocabulary(extractor: OfflineCra
     assert dawn.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Cloudy"}
     windy = extract(extractor, base + "It was daylight and windy." + end)
     assert windy.env.weather == "Windy" and windy.to_safe()["Env"]["Weather"] == "Not mentioned"
+    # A sky named with the wind is the weather (the wind has none to render).
+    gusts = extract(extractor, base + "It was a bright, sunny day with strong gusty winds from the west." + end)
+    assert gusts.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}
+    squall = extract(extractor, base + "The sky was cloudy and it was windy." + end)
+    assert squall.to_safe()["Env"]["Weather"] == "Cloudy"
     assert extract(extractor, base + "It was daylight and clear." + end).to_safe()["Env"]["Weather"] == "Sunny"
     sun = extract(extractor, base + "The sun was shining and the road was dry." + end)
     assert sun.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}
