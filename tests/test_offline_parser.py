@@ -3771,6 +3771,41 @@ def test_a_turn_on_a_freeway_names_no_junction(
     assert cands and "u-turn" in cands[0].mr.manipulation and road in cands[0].mr.road_type, cands[:1]
 
 
+@pytest.mark.parametrize(
+    ("text", "manipulation"),
+    [
+        # The time of day an animal is about says when to watch for it: the animal is the subject.
+        ("Keep an eye out for elk and deer near the highway around dawn and dusk.", "a deer"),
+        # The light named as such keeps its lead (the guard).
+        ("Keep an eye out for elk and deer near the highway when it is dark.", "low lighting"),
+    ],
+)
+def test_an_animal_named_with_a_time_of_day_leads(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, manipulation: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and manipulation in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "manipulation"),
+    [
+        # A storm that cut the power put the signals out: the all-way stop the rule asks for is its subject.
+        (
+            "In a storm or a power outage the traffic signals may go dark. Treat the junction like an all-way STOP.",
+            "stop sign",
+        ),
+        # A storm by itself is the road's condition (the guard).
+        ("In a storm the road may flood. Treat the junction like an all-way STOP.", "rain"),
+    ],
+)
+def test_weather_beside_a_power_failure_is_what_put_the_signals_out(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, manipulation: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and manipulation in mr.manipulation, mr
+
+
 def test_an_officer_named_as_the_exception_directs_nothing(parser: OntologyGroundedParser) -> None:
     """ "unless ... an officer directs you to" names the officer only as the exception to the rule: no officer term is
     read from the bare "officer", and no junction is implied by the officer and the signs beside it."""

@@ -813,6 +813,24 @@ class OntologyGroundedParser:
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
         if riders is not None and ranked[0].term.normalised in _TRANSIT:  # (riders is one of ranked)
             ranked = _first(riders, ranked)
+        # An animal named with a time of day ("Watch for deer near the road at dawn and dusk"): US handbooks warn that
+        # deer and livestock move about at dawn, dusk and night, so the time says when to watch for the animal, which
+        # is the rule's subject. (Where the light is named as such, "deer are hard to see in the dark", it keeps its
+        # lead.)
+        if ranked and ranked[0].term.category == "environment":
+            times = [m for m in analysis.manipulations if m.term == ranked[0].term and not m.ruled_out]
+            animal = next(
+                (m for m in ranked if m.term.normalised in model.animals and not (m.ruled_out or m.aside)), None
+            )
+            if animal is not None and times and all(_TIMES_OF_DAY & set(tokens(m.surface)) for m in times):
+                ranked = _first(animal, ranked)
+        # Weather named beside a power failure ("During a storm or power failure a traffic signal may go dark") is what
+        # put the signals out, not the road's condition: the rest of the rule (the all-way stop it asks for) comes
+        # first.
+        if ranked and ranked[0].term.category == "environment" and len(ranked) > 1:
+            weather = [m for m in analysis.manipulations if m.term == ranked[0].term and not m.ruled_out]
+            if weather and all(_beside_a_power_failure(m, analysis.tokens) for m in weather):
+                ranked = [*ranked[1:], ranked[0]]
         # An officer directing traffic overrides the lights and signs ("If a traffic officer waves you through a red
         # light, go"): where every mention of the leading light or sign lies in a sentence in which an officer
         # directs (the word "officer" with a directing word near it), the officer term is the rule's subject. ("Once
@@ -1789,6 +1807,7 @@ _DIRECTING = frozenset(
     | {"motion", "motioning", "motioned", "signaling", "signalling", "signaled", "signalled"}
 )
 _EXCEPTION_WORDS = frozenset({"unless", "except"})
+_TIMES_OF_DAY = frozenset({"dawn", "dusk", "night", "nighttime", "night-time", "twilight", "sunrise", "sunset"})
 # The signals and signs an officer who directs traffic overrides, named in the rule (a "hand signal" is none).
 _SIGNAL_WORDS = frozenset({"light", "signal", "sign"})
 _SIGNAL_DETERMINERS = frozenset({"the", "a", "traffic", "red", "yellow", "green", "amber"})
@@ -1822,6 +1841,12 @@ def _officer_overrides_signals(toks: list[Token]) -> bool:
     if not _directing_sentences(toks):
         return False
     return any(t.word in _SIGNAL_WORDS and (t.word != "signal" or _signal_noun(toks, i)) for i, t in enumerate(toks))
+
+
+def _beside_a_power_failure(m: Mention, toks: list[Token]) -> bool:
+    """Whether the mention's clause names a power failure or outage ("a storm or power failure")."""
+    clause = [t.word for t in toks if t.clause == toks[m.start].clause]
+    return any(a == "power" and b in {"failure", "outage", "cut"} for a, b in itertools.pairwise(clause))
 
 
 def _signal_noun(toks: list[Token], i: int) -> bool:
