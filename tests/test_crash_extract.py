@@ -269,6 +269,9 @@ def test_dawn_dusk_and_sky_states_outside_safes_vocabulary(extractor: OfflineCra
     assert gusts.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}
     squall = extract(extractor, base + "The sky was cloudy and it was windy." + end)
     assert squall.to_safe()["Env"]["Weather"] == "Cloudy"
+    # ... but a vehicle that "cleared" something names no clear sky.
+    crest = extract(extractor, base + "It was daylight and windy as V1 cleared the crest of a hill." + end)
+    assert crest.to_safe()["Env"]["Weather"] == "Not mentioned"
     assert extract(extractor, base + "It was daylight and clear." + end).to_safe()["Env"]["Weather"] == "Sunny"
     sun = extract(extractor, base + "The sun was shining and the road was dry." + end)
     assert sun.to_safe()["Env"] == {"Time": "Daytime", "Weather": "Sunny"}

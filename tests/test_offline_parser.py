@@ -690,13 +690,26 @@ def test_a_negated_contraction_reads_as_its_two_words(parser: OntologyGroundedPa
     assert [t.word for t in toks] == [
         "do", "not", "pass", "if", "you", "can", "not", "see", "it", "will", "not", "wait", "st", "andrew", "cross",
     ]  # fmt: skip
-    assert [text[t.start : t.end] for t in toks[:2]] == [t.raw for t in toks[:2]] == ["Do", "n't"]
+    assert all(text[t.start : t.end] == t.raw for t in toks)
+    assert [t.raw for t in toks if t.word in {"do", "can", "will", "not"}] == [
+        "Do",
+        "n't",
+        "ca",
+        "n\u2019t",
+        "wo",
+        "n't",
+    ]
     matcher = PhraseMatcher([Pattern(("don't", "walk"), "signal", "alias"), Pattern(("walk/don't",), "both", "alias")])
     assert [m.pattern.target for m in matcher.find(tokenize_rule("the DON'T WALK light"))] == ["signal"]
     assert [m.pattern.target for m in matcher.find(tokenize_rule("a WALK/DON'T light"))] == ["both"]
     for spelt, contracted in (
         ("Do not pass a school bus with flashing red lights.", "Don't pass a school bus with flashing red lights."),
         ("You must not enter an intersection you cannot clear.", "You mustn't enter an intersection you can't clear."),
+        # (a modal with a contraction still addresses the road users listed before it)
+        (
+            "Trucks, buses and motorcycles must not drive in the carpool lane.",
+            "Trucks, buses and motorcycles mustn't drive in the carpool lane.",
+        ),
     ):
         a, b = (parser.parse(rule(t, region="california"))[0].mr for t in (spelt, contracted))
         assert (a.road_type, a.manipulation, a.expected_behavior) == (b.road_type, b.manipulation, b.expected_behavior)
@@ -2709,8 +2722,10 @@ def test_an_oncoming_driver_is_the_oncoming_vehicle(
         # "another vehicle" is any other vehicle: one beside you, one you pass, one in your blind spot.
         ("Do not drive for long beside another vehicle; pull ahead or drop back.", "a vehicle"),
         ("Before you change lanes, look over your shoulder for another vehicle in your blind spot.", "a vehicle"),
-        # One coming at you from ahead is still oncoming (the guard).
+        # One coming at you from ahead is still oncoming (the guards).
         ("Before you pass, make sure that no oncoming vehicle is near.", "an oncoming vehicle"),
+        ("Dim your high beams whenever another vehicle comes toward you.", "an oncoming vehicle"),
+        ("When you meet another vehicle on a narrow bridge, keep right.", "an oncoming vehicle"),
     ],
 )
 def test_another_vehicle_is_no_oncoming_one_by_itself(
@@ -3759,8 +3774,9 @@ def test_an_officer_directing_traffic_implies_a_junction(
     [
         # A turn made on a road without junctions is made at none.
         ("Missed your exit? Never stop, back up or make a U-turn on the freeway; go on to the next exit.", "any"),
-        # A turn elsewhere still implies a junction (the guard).
+        # A turn elsewhere still implies a junction (the guards), also in a rule that names a freeway elsewhere.
         ("Never stop, back up or make a U-turn in the middle of a block; go on to the next corner.", "intersection"),
+        ("Where the freeway exit ramp ends, watch for people on foot before you make a U-turn.", "intersection"),
     ],
 )
 def test_a_turn_on_a_freeway_names_no_junction(
@@ -3768,7 +3784,7 @@ def test_a_turn_on_a_freeway_names_no_junction(
 ) -> None:
     with_model = OntologyGroundedParser(ontology=ontology, embedder=embedder)
     cands = with_model.parse(rule(text, region="california"))
-    assert cands and "u-turn" in cands[0].mr.manipulation and road in cands[0].mr.road_type, cands[:1]
+    assert cands and road in cands[0].mr.road_type, cands[:1]
 
 
 @pytest.mark.parametrize(
@@ -3776,8 +3792,12 @@ def test_a_turn_on_a_freeway_names_no_junction(
     [
         # The time of day an animal is about says when to watch for it: the animal is the subject.
         ("Keep an eye out for elk and deer near the highway around dawn and dusk.", "a deer"),
-        # The light named as such keeps its lead (the guard).
+        # The light named as such keeps its lead (the guards), and so does a time of day in another sentence.
         ("Keep an eye out for elk and deer near the highway when it is dark.", "low lighting"),
+        (
+            "Driving at night takes more care. Use high beams on empty country roads, where elk may cross.",
+            "low lighting",
+        ),
     ],
 )
 def test_an_animal_named_with_a_time_of_day_leads(
@@ -3795,7 +3815,16 @@ def test_an_animal_named_with_a_time_of_day_leads(
             "In a storm or a power outage the traffic signals may go dark. Treat the junction like an all-way STOP.",
             "stop sign",
         ),
-        # A storm by itself is the road's condition (the guard).
+        ("During a storm, or a power failure, the signals may go dark. Treat the junction as an all-way STOP.", "stop"),
+        ("Wind and rain or a power failure can put the signals out. Treat the junction as an all-way STOP.", "stop"),
+        ("If a storm knocks out the power, treat the junction like an all-way STOP.", "stop sign"),
+        # A storm by itself is the road's condition (the guards); so is weather the rule only names as its
+        # exception, with no power failure in sight.
+        (
+            "Where a minimum speed is posted, do not go slower than it, except when fog, ice or heavy traffic makes"
+            " that speed unsafe.",
+            "fog",
+        ),
         ("In a storm the road may flood. Treat the junction like an all-way STOP.", "rain"),
     ],
 )
@@ -3806,12 +3835,23 @@ def test_weather_beside_a_power_failure_is_what_put_the_signals_out(
     assert mr is not None and manipulation in mr.manipulation, mr
 
 
-def test_an_officer_named_as_the_exception_directs_nothing(parser: OntologyGroundedParser) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Never pass other traffic on the shoulder, unless posted signs permit it or an officer tells you to.",
+        # (the exception reaches over a comma within its sentence)
+        "Never pass other traffic on the shoulder unless posted signs permit it, or an officer tells you to.",
+    ],
+)
+def test_an_officer_named_as_the_exception_directs_nothing(
+    ontology: Ontology, embedder: MiniLMEmbedder, parser: OntologyGroundedParser, text: str
+) -> None:
     """ "unless ... an officer directs you to" names the officer only as the exception to the rule: no officer term is
-    read from the bare "officer", and no junction is implied by the officer and the signs beside it."""
-    text = "Never pass other traffic on the shoulder, unless posted signs permit it or an officer tells you to."
-    cands = parser.parse(rule(text, region="california"))
-    assert not [c.mr for c in cands if "officer" in c.mr.manipulation or "intersection" in c.mr.road_type]
+    read from the bare "officer", and no junction is implied by the officer and the signs beside it; the traffic
+    passed on the shoulder is the rule's subject."""
+    with_model = OntologyGroundedParser(ontology=ontology, embedder=embedder)
+    first = with_model.parse(rule(text, region="california"))[0].mr
+    assert (first.road_type, first.manipulation) == ("any roads", "heavy traffic"), first
     # The same officer, not in the exception, still directs (the guard).
     directs = "Pass other traffic on the shoulder only where posted signs permit it or an officer tells you to."
     first = parser.parse(rule(directs, region="california"))[0].mr

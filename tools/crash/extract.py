@@ -641,7 +641,8 @@ class OfflineCrashExtractor:
         self._time = [(t, _phrase_re(ph)) for t, ph in time_cues.items()]
         self._time.append(("Nighttime", _LIT_BY_LAMPS))
         self._clock_words = {w.lower() for w in lex.get("time_clock_words", [])}
-        self._weather = [(w, _inflected_re(ph)) for w, ph in weather_cues.items()]
+        # (Clear is a word, not a stem: "cleared" and "clearing" are what vehicles do, "V1 cleared the crest".)
+        self._weather = [(w, _phrase_re(ph) if w == "Clear" else _inflected_re(ph)) for w, ph in weather_cues.items()]
         # Clear-sky phrases other than the bare word, which is a verb in most narratives ("cleared the intersection").
         self._clear_sky = _phrase_re([p for p in weather_cues.get("Clear", []) if p != "clear"] or ["\x00"])
         self._actions = [(a, _phrase_re(ph)) for a, ph in lex["action_cues"].items()]

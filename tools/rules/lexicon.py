@@ -43,7 +43,8 @@ class Token:
 
     Attributes:
         word: Folded form (lower case, plural folded).
-        raw: The word as written.
+        raw: The word as written (a negated contraction is two tokens, its stem and "n't": "Do" / "n't", "wo" /
+            "n't" for "won't").
         clause: Index of its clause (commas, semicolons, brackets and quotes end clauses).
         sentence: Index of its sentence.
         start: Character offset in the rule text.

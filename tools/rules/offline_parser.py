@@ -438,7 +438,7 @@ class OntologyGroundedParser:
         return out
 
     def _mention(self, model: _RegionModel, field_: str, m: Match, toks: list[Token]) -> Mention:
-        surface = " ".join(t.raw for t in toks[m.start : m.end])
+        surface = _span(toks[m.start : m.end])
         return Mention(model.term(field_, m.pattern.target), m.start, m.end, m.gap, m.pattern.kind, surface)
 
     def _elided_mentions(self, model: _RegionModel, toks: list[Token], found: list[Mention]) -> list[Mention]:
@@ -622,7 +622,7 @@ class OntologyGroundedParser:
             taken |= span
             b = m.pattern.target
             scores[b] = scores.get(b, 0.0) + m.pattern.weight * (0.5 if _after_then(toks, m.start) else 1.0)
-            evidence.setdefault(b, []).append(" ".join(t.raw for t in toks[m.start : m.end]))
+            evidence.setdefault(b, []).append(_span(toks[m.start : m.end]))
         return scores, evidence
 
     # -- decisions ------------------------------------------------------------------------------
@@ -822,15 +822,33 @@ class OntologyGroundedParser:
             animal = next(
                 (m for m in ranked if m.term.normalised in model.animals and not (m.ruled_out or m.aside)), None
             )
-            if animal is not None and times and all(_TIMES_OF_DAY & set(tokens(m.surface)) for m in times):
+            if (
+                animal is not None
+                and times
+                and all(
+                    _TIMES_OF_DAY & set(tokens(m.surface))
+                    and analysis.tokens[m.start].sentence
+                    in {analysis.tokens[a.start].sentence for a in analysis.manipulations if a.term == animal.term}
+                    for m in times
+                )
+            ):
                 ranked = _first(animal, ranked)
-        # Weather named beside a power failure ("During a storm or power failure a traffic signal may go dark") is what
-        # put the signals out, not the road's condition: the rest of the rule (the all-way stop it asks for) comes
-        # first.
-        if ranked and ranked[0].term.category == "environment" and len(ranked) > 1:
-            weather = [m for m in analysis.manipulations if m.term == ranked[0].term and not m.ruled_out]
-            if weather and all(_beside_a_power_failure(m, analysis.tokens) for m in weather):
-                ranked = [*ranked[1:], ranked[0]]
+        # Weather named in a sentence with a power failure ("During a storm or power failure a traffic signal may go
+        # dark") is what put the signals out, not the road's condition: every such weather term goes after the rest
+        # of the rule (the all-way stop it asks for).
+        if ranked and ranked[0].term.category == "environment":
+            weather_said = {
+                m.term: [w for w in analysis.manipulations if w.term == m.term and not w.ruled_out]
+                for m in ranked
+                if m.term.category == "environment"
+            }
+            cause = {
+                term
+                for term, mentions in weather_said.items()
+                if mentions and all(_beside_a_power_failure(w, analysis.tokens) for w in mentions)
+            }
+            if cause and any(m.term not in cause for m in ranked):
+                ranked = [*(m for m in ranked if m.term not in cause), *(m for m in ranked if m.term in cause)]
         # An officer directing traffic overrides the lights and signs ("If a traffic officer waves you through a red
         # light, go"): where every mention of the leading light or sign lies in a sentence in which an officer
         # directs (the word "officer" with a directing word near it), the officer term is the rule's subject. ("Once
@@ -858,7 +876,7 @@ class OntologyGroundedParser:
         for match in sorted(matches, key=lambda mt: mt.pattern.kind == "implied last"):  # (stable: text order)
             term = model.term("manipulation", match.pattern.target)
             if all(i.term != term for i in implied):
-                surface = " ".join(t.raw for t in analysis.tokens[match.start : match.end])
+                surface = _span(analysis.tokens[match.start : match.end])
                 implied.append(Mention(term, match.start, match.end, 0, "implied", surface, 0.0))
         return [*implied, *(m for m in ranked if all(i.term != m.term for i in implied))]
 
@@ -947,13 +965,23 @@ class OntologyGroundedParser:
         if (manipulation is not None and {"lane", "turn"} <= set(manipulation.tokens)) or _names_a_lane(analysis):
             specific = [m for m in specific if not _TURN_WORDS & set(tokens(m.surface))]
         # A signal on a road without junctions ("Ramp meters are signal lights on freeway on-ramps. Stop at the red
-        # light") stands at no intersection, nor does a turn made there ("Never make a U-turn on the freeway").
-        if any(
-            _NO_JUNCTION_ROADS & set(tokens(m.surface))
+        # light") stands at no intersection, nor does a turn named in the same clause as that road ("Never make a
+        # U-turn on the freeway"; "At the bottom of the freeway exit ramp, yield ... before you turn left" keeps it).
+        no_junction = [
+            m
             for m in analysis.road_types
-            if m.term.normalised == model.any_roads.normalised and not (m.ruled_out or m.aside)
-        ):
-            specific = [m for m in specific if not (_LIGHT_WORDS | _TURN_WORDS) & set(tokens(m.surface))]
+            if m.term.normalised == model.any_roads.normalised
+            and not (m.ruled_out or m.aside)
+            and _NO_JUNCTION_ROADS & set(tokens(m.surface))
+        ]
+        if no_junction:
+            clauses = {analysis.tokens[m.start].clause for m in no_junction}
+            specific = [
+                m
+                for m in specific
+                if not _LIGHT_WORDS & set(tokens(m.surface))
+                and not (_TURN_WORDS & set(tokens(m.surface)) and analysis.tokens[m.start].clause in clauses)
+            ]
         # Where the ego may already be, said after the rule's subject ("... drive to the right edge of the road and
         # stop. If you are in an intersection, drive through it first"), is a sub-case of the rule, not its place.
         if manipulation is not None and specific:
@@ -1822,7 +1850,7 @@ def _directing_sentences(toks: list[Token]) -> frozenset[int]:
     for i, t in enumerate(toks):
         if t.word != "officer":
             continue
-        if _EXCEPTION_WORDS & {x.word for x in toks[max(0, i - 8) : i] if x.clause == t.clause}:
+        if _EXCEPTION_WORDS & {x.word for x in toks[max(0, i - 12) : i] if x.sentence == t.sentence}:
             continue
         for j in range(max(0, i - 4), min(len(toks), i + 5)):
             if toks[j].sentence != t.sentence:
@@ -1844,9 +1872,19 @@ def _officer_overrides_signals(toks: list[Token]) -> bool:
 
 
 def _beside_a_power_failure(m: Mention, toks: list[Token]) -> bool:
-    """Whether the mention's clause names a power failure or outage ("a storm or power failure")."""
-    clause = [t.word for t in toks if t.clause == toks[m.start].clause]
-    return any(a == "power" and b in {"failure", "outage", "cut"} for a, b in itertools.pairwise(clause))
+    """Whether the mention's sentence names a power failure ("a storm or power failure", "a power-outage", "a
+    blackout", "a storm knocks out the power", "the power goes out")."""
+    words = [t.word for t in toks if t.sentence == toks[m.start].sentence]
+    if {"blackout", "power-failure", "power-outage", "power-cut"} & set(words):
+        return True
+    for i, w in enumerate(words):
+        if w != "power":
+            continue
+        if i + 1 < len(words) and words[i + 1] in {"failure", "outage", "cut"}:
+            return True
+        if "out" in words[max(0, i - 3) : i + 4]:  # "knocks out the power", "the power goes out"
+            return True
+    return False
 
 
 def _signal_noun(toks: list[Token], i: int) -> bool:
@@ -1880,7 +1918,7 @@ _NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "r
 _LIST_GLUE = re.compile(r"^(?:[\s,]|\band\b|\bor\b|\bother\b|\ball\b|\bevery\b|\ban?\b|\bthe\b)*$", re.IGNORECASE)
 _LIST_OPENS = re.compile(r"(?:^|[.;:!?]|\bbut|,)\s*$", re.IGNORECASE)
 _MODAL_AFTER = re.compile(
-    r"^\s*(?:all\s+|also\s+)?(?:must|may|shall|should|can|cannot|need\s+to|have\s+to|are\s+required)\b"
+    r"^\s*(?:all\s+|also\s+)?(?:must|may|shall|should|can|cannot|need\s+to|have\s+to|are\s+required)(?:n?['\u2019]t)?\b"
     r"(?!\s+(?:not\s+|never\s+)?be\b)",
     re.IGNORECASE,
 )
@@ -2202,6 +2240,14 @@ def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None
     )
 
 
+def _span(toks: Sequence[Token]) -> str:
+    """The words as written, spaced as tokens are, a contraction's two tokens kept as one word ("Don't walk")."""
+    out = ""
+    for i, t in enumerate(toks):
+        out += t.raw if i == 0 or t.start == toks[i - 1].end else " " + t.raw
+    return out
+
+
 def _first(lead: Mention, ranked: list[Mention]) -> list[Mention]:
     """``ranked`` with ``lead`` put first (and no other mention of its term: the ranking holds one per term)."""
     return [lead, *(m for m in ranked if m.term != lead.term)]
@@ -2488,7 +2534,7 @@ def _content_windows(toks: list[Token], *, max_len: int = 3, limit: int = 48) ->
     for run in runs:
         for size in range(1, max_len + 1):
             for i in range(len(run) - size + 1):
-                out.setdefault(" ".join(t.raw for t in run[i : i + size]), None)
+                out.setdefault(_span(run[i : i + size]), None)
     return list(out)[:limit]
 
 
