@@ -822,17 +822,13 @@ class OntologyGroundedParser:
             animal = next(
                 (m for m in ranked if m.term.normalised in model.animals and not (m.ruled_out or m.aside)), None
             )
-            if (
-                animal is not None
-                and times
-                and all(
-                    _TIMES_OF_DAY & set(tokens(m.surface))
-                    and analysis.tokens[m.start].sentence
-                    in {analysis.tokens[a.start].sentence for a in analysis.manipulations if a.term == animal.term}
+            if animal is not None and times:
+                sentences = {analysis.tokens[a.start].sentence for a in analysis.manipulations if a.term == animal.term}
+                if all(
+                    _TIMES_OF_DAY & set(tokens(m.surface)) and analysis.tokens[m.start].sentence in sentences
                     for m in times
-                )
-            ):
-                ranked = _first(animal, ranked)
+                ):
+                    ranked = _first(animal, ranked)
         # Weather named in a sentence with a power failure ("During a storm or power failure a traffic signal may go
         # dark") is what put the signals out, not the road's condition: every such weather term goes after the rest
         # of the rule (the all-way stop it asks for).
