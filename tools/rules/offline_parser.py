@@ -818,7 +818,7 @@ class OntologyGroundedParser:
         # is the rule's subject. (Where the light is named as such, "deer are hard to see in the dark", it keeps its
         # lead.)
         if ranked and ranked[0].term.category == "environment":
-            times = [m for m in analysis.manipulations if m.term == ranked[0].term and not m.ruled_out]
+            times = _said(analysis, ranked[0].term)
             animal = next(
                 (m for m in ranked if m.term.normalised in model.animals and not (m.ruled_out or m.aside)), None
             )
@@ -833,11 +833,7 @@ class OntologyGroundedParser:
         # dark") is what put the signals out, not the road's condition: every such weather term goes after the rest
         # of the rule (the all-way stop it asks for).
         if ranked and ranked[0].term.category == "environment":
-            weather_said = {
-                m.term: [w for w in analysis.manipulations if w.term == m.term and not w.ruled_out]
-                for m in ranked
-                if m.term.category == "environment"
-            }
+            weather_said = {m.term: _said(analysis, m.term) for m in ranked if m.term.category == "environment"}
             cause = {
                 term
                 for term, mentions in weather_said.items()
@@ -860,7 +856,7 @@ class OntologyGroundedParser:
             )
         ):
             directing = _directing_sentences(analysis.tokens)
-            overridden = [m for m in analysis.manipulations if m.term == ranked[0].term and not m.ruled_out]
+            overridden = _said(analysis, ranked[0].term)
             if overridden and all(analysis.tokens[m.start].sentence in directing for m in overridden):
                 ranked = _first(officer, ranked)
         if ranked and not all(m.ruled_out for m in ranked):
@@ -981,7 +977,7 @@ class OntologyGroundedParser:
         # Where the ego may already be, said after the rule's subject ("... drive to the right edge of the road and
         # stop. If you are in an intersection, drive through it first"), is a sub-case of the rule, not its place.
         if manipulation is not None and specific:
-            own = [m for m in analysis.manipulations if m.term == manipulation and not m.ruled_out]
+            own = _said(analysis, manipulation)
             first = min((analysis.tokens[m.start].sentence for m in own), default=None)
             if first is not None and all(
                 analysis.tokens[p.start].sentence > first and _ego_already_there(p, analysis.tokens) for p in specific
@@ -1342,7 +1338,7 @@ def lifts_a_ban_on_stopping(analysis: RuleAnalysis, term: Term) -> bool:
     if not keep or not all({"stop", "stopping", "slow"} & set(tokens(cue)) for cue in keep):
         return False
     return any(
-        {"unless", "except"} & set(_clause_words_before(m, analysis.tokens, 8))
+        _EXCEPTION_WORDS & set(_clause_words_before(m, analysis.tokens, 8))
         for m in analysis.manipulations
         if m.term == term
     )
@@ -2236,6 +2232,11 @@ def _no_entry_sign(mentions: list[Mention], toks: list[Token]) -> Mention | None
     )
 
 
+def _said(analysis: RuleAnalysis, term: Term) -> list[Mention]:
+    """The rule's mentions of ``term``, less those it rules out."""
+    return [m for m in analysis.manipulations if m.term == term and not m.ruled_out]
+
+
 def _span(toks: Sequence[Token]) -> str:
     """The words as written, spaced as tokens are, a contraction's two tokens kept as one word ("Don't walk")."""
     out = ""
@@ -2315,7 +2316,7 @@ def _sign_named_by(top: Mention, analysis: RuleAnalysis) -> Mention | None:
     sign itself or no sign's name holds it."""
     if top.term.tokens[-1:] == ("sign",) or (_MOTOR_WORDS | _VULNERABLE_WORDS) & set(top.term.tokens):
         return None  # (a road user on a sign, "a slow-moving vehicle's orange triangle sign", is the road user's)
-    inner = [m for m in analysis.manipulations if m.term == top.term and not m.ruled_out]
+    inner = _said(analysis, top.term)
     toks = analysis.tokens
     return next(
         (
