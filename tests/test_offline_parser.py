@@ -3878,3 +3878,52 @@ def test_railroad_tracks_and_a_riders_turn_are_placed_by_their_words(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and road in mr.road_type, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # A handbook's list that opens a sentence ("This covers:", "These include:") names the rule's own case: the
+        # first road user it lists leads the group named before it.
+        (
+            "Slow down or change lanes for any vehicle stopped at the side of the road. This covers:\n"
+            "A tow truck stopped on the shoulder with its amber lights on.",
+            "tow truck",
+        ),
+        (
+            "Give room to vehicles stopped on the shoulder. These include: Stationary Caltrans trucks with their "
+            "warning lights flashing.",
+            "road work vehicle",
+        ),
+        # A specific road user inside a generic phrase is the one listed ("Parked emergency vehicles").
+        (
+            "Move over for vehicles stopped along the highway. These include:\nParked emergency vehicles with "
+            "their lights flashing.",
+            "emergency vehicle",
+        ),
+    ],
+)
+def test_a_list_opening_a_sentence_names_the_rules_case(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation, mr
+    # Where the list comes first and an example phrase follows mid-sentence, the group keeps its lead (the guard).
+    plain = "Slow down for vehicles stopped at the side of the road, including tow trucks with amber lights."
+    mr = best(parser, validator, plain, "california")
+    assert mr is not None and "stopped vehicle" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Road crews and their heavy machinery often work right beside open lanes, so leave them plenty of room.",
+        "In a work zone, construction equipment may pull into your lane with little warning. Slow down.",
+    ],
+)
+def test_construction_machinery_is_a_road_work_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """US handbooks' work-zone machinery is the ontology's road work vehicle."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "road work vehicle" in mr.manipulation, mr

@@ -813,6 +813,13 @@ class OntologyGroundedParser:
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
         if riders is not None and ranked[0].term.normalised in _TRANSIT:  # (riders is one of ranked)
             ranked = _first(riders, ranked)
+        # A sentence that opens by listing what the rule's group covers ("Slow down for vehicles stopped along the
+        # road. This covers: A tow truck parked on the shoulder ...", "These include: Stationary Caltrans trucks ..."):
+        # the handbook's bullet names the rule's own case, so the first road user or thing it lists leads the group
+        # named before it.
+        listed = _listed_case(model, analysis, ranked)
+        if listed is not None:
+            ranked = _first(listed, ranked)
         # An animal named with a time of day ("Watch for deer near the road at dawn and dusk"): US handbooks warn that
         # deer and livestock move about at dawn, dusk and night, so the time says when to watch for the animal, which
         # is the rule's subject. (Where the light is named as such, "deer are hard to see in the dark", it keeps its
@@ -1861,6 +1868,42 @@ def _officer_overrides_signals(toks: list[Token]) -> bool:
     if not _directing_sentences(toks):
         return False
     return any(t.word in _SIGNAL_WORDS and (t.word != "signal" or _signal_noun(toks, i)) for i, t in enumerate(toks))
+
+
+# Vehicle terms that name a group, not a case of it ("vehicles stopped along the road").
+_GROUP_TERMS = frozenset({"vehicle", "stopped vehicle", "motor vehicle"})
+
+
+def _listed_case(model: _RegionModel, analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | None:
+    """The first road user or thing listed by a sentence that opens with a defining opener ("This covers:", "These
+    include:", "This includes roller skates"), after the sentence of the rule's lead; a sentence that is only the
+    opener ("This covers:" on its own line) lists in the next one. A group term ("Parked emergency vehicles" holds a
+    stopped vehicle) gives way to the case it holds. None where no such list follows the lead."""
+    if not ranked:
+        return None
+    toks = analysis.tokens
+    lead_sentence = toks[ranked[0].start].sentence
+    for s in sorted({t.sentence for t in toks if t.sentence > lead_sentence}):
+        positions = [i for i, t in enumerate(toks) if t.sentence == s]
+        words = tuple(toks[i].word for i in positions)
+        opener = next((d for d in model.defining if words[: len(d)] == d), None)
+        if opener is None:
+            continue
+        listing = {s} if len(words) > len(opener) else {s, s + 1}
+        after = positions[0] + len(opener)
+        items = sorted(
+            (
+                m
+                for m in analysis.manipulations
+                if m.start >= after and toks[m.start].sentence in listing and not (m.ruled_out or m.aside)
+            ),
+            key=lambda m: (m.start, m.start - m.end),
+        )
+        cases = [m for m in items if m.term.normalised not in _GROUP_TERMS] or items
+        if not cases:
+            return None
+        return next((m for m in ranked if m.term == cases[0].term and not (m.ruled_out or m.aside)), None)
+    return None
 
 
 def _beside_a_power_failure(m: Mention, toks: list[Token]) -> bool:
