@@ -3927,3 +3927,31 @@ def test_construction_machinery_is_a_road_work_vehicle(
     """US handbooks' work-zone machinery is the ontology's road work vehicle."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and "road work vehicle" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # A handbook's list item named by a label ("Ice: ...") after a line that opens the list: the label is the
+        # case the rule is about, over the conditions named before it.
+        (
+            "Slick Roads\nRain, fog or a dusting of snow all cut your grip, so go slower than on a dry road. Change "
+            "your speed to suit:\nIce: Creep along at walking pace.",
+            "ice road",
+        ),
+        (
+            "Bad Weather\nSnow and rain make it hard to stop. Slow down as follows:\n- Fog: Drive no faster than you "
+            "can see to stop.",
+            "fog",
+        ),
+    ],
+)
+def test_a_labelled_list_item_names_the_rules_case(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation, mr
+    # A label on a line of its own that no list opens ("Note: ...") leads nothing (the guard).
+    plain = "Rain makes the road slick, so slow down.\nIce: may form on bridges first."
+    mr = best(parser, validator, plain, "california")
+    assert mr is not None and "rain" in mr.manipulation, mr

@@ -820,6 +820,11 @@ class OntologyGroundedParser:
         listed = _listed_case(model, analysis, ranked)
         if listed is not None:
             ranked = _first(listed, ranked)
+        # A list item named by its label ("Adjust your speed for different conditions:\nIce: Slow to a crawl."): the
+        # label is the case the rule is about, over the conditions the lines before it name.
+        labelled = _labelled_case(analysis, ranked)
+        if labelled is not None:
+            ranked = _first(labelled, ranked)
         # An animal named with a time of day ("Watch for deer near the road at dawn and dusk"): US handbooks warn that
         # deer and livestock move about at dawn, dusk and night, so the time says when to watch for the animal, which
         # is the rule's subject. (Where the light is named as such, "deer are hard to see in the dark", it keeps its
@@ -1904,6 +1909,24 @@ def _listed_case(model: _RegionModel, analysis: RuleAnalysis, ranked: list[Menti
             return None
         return next((m for m in ranked if m.term == cases[0].term and not (m.ruled_out or m.aside)), None)
     return None
+
+
+def _labelled_case(analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | None:
+    """The mention that labels a list item: it opens its line (after any bullet mark), a colon follows it at once, and
+    the line before ends with a colon ("... for different conditions:\nPacked snow: Reduce your speed by half.").
+    The last such label wins; None where there is none."""
+    text, toks = analysis.rule.text, analysis.tokens
+
+    def label(m: Mention) -> bool:
+        before = text[: toks[m.start].start].rstrip(" \t-•*")
+        after = text[toks[m.end - 1].end :].lstrip(" \t")
+        return before.endswith("\n") and before.rstrip().endswith(":") and after.startswith(":")
+
+    labels = [m for m in analysis.manipulations if not (m.ruled_out or m.aside) and label(m)]
+    if not labels:
+        return None
+    last = max(labels, key=lambda m: m.start)
+    return next((r for r in ranked if r.term == last.term and not (r.ruled_out or r.aside)), None)
 
 
 def _beside_a_power_failure(m: Mention, toks: list[Token]) -> bool:
