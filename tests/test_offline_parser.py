@@ -3955,3 +3955,42 @@ def test_a_labelled_list_item_names_the_rules_case(
     plain = "Rain makes the road slick, so slow down.\nIce: may form on bridges first."
     mr = best(parser, validator, plain, "california")
     assert mr is not None and "rain" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Drivers on the far side of a divided highway do not have to stop for a school bus with flashing red lights.",
+        "You need not stop for a school bus that has stopped on the other side of a highway with a median.",
+        "There is no need to stop for a school bus across a divided road; go on at a careful speed.",
+        "If a bicyclist rides in a bike lane beside you, you do not need to brake for the rider.",
+    ],
+)
+def test_a_stop_the_rule_says_is_not_needed_is_keep_current(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    """'You do not have to stop' lets the ego carry on: no stop cue."""
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.expected_behavior == "keep current", mr
+    # After a sentence that asks for the stop, it is the rule's exception, and the stop stands (the guard).
+    stop_first = (
+        "When a school bus flashes its red lights, you must stop and stay stopped until the lights go off. "
+        + text
+    )
+    mr = best(parser, validator, stop_first, "california")
+    assert mr is not None and mr.expected_behavior == "slow down", mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A purpose ("so that you do not have to stop") states no rule; nor does a concession "but" takes back.
+        "If a car is tailgating you, leave extra space ahead so that you do not have to stop suddenly.",
+        "At a flashing yellow signal you are not required to stop, but ease off and look for cross traffic.",
+    ],
+)
+def test_a_stop_not_needed_as_a_purpose_or_concession_is_no_cue(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.expected_behavior == "slow down", mr

@@ -329,6 +329,7 @@ class Lexicon:
     defining_openers: list[str] = field(metadata=_PHRASES, default_factory=list)
     not_terms: list[str] = field(metadata=_PHRASES, default_factory=list)
     not_cues: list[str] = field(metadata=_PHRASES, default_factory=list)
+    exception_cues: list[str] = field(metadata=_PHRASES, default_factory=list)
     non_trigger_phrases: list[str] = field(metadata=_GENERAL, default_factory=list)
     signalling_verbs: list[str] = field(metadata=_GENERAL, default_factory=list)
     animal_terms: list[str] = field(metadata=_GENERAL, default_factory=list)

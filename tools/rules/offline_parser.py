@@ -207,6 +207,7 @@ class _RegionModel:
             (Pattern(tokens(p), "none", "none") for p in lexicon.not_terms), max_gap=0
         )
         self.not_cue_matcher = PhraseMatcher((Pattern(tokens(p), "none", "none") for p in lexicon.not_cues), max_gap=0)
+        self.exception_cues = {tokens(p) for p in lexicon.exception_cues}
         self.cue_matcher = PhraseMatcher(
             (
                 Pattern(tokens(phrase), behavior, "cue", weight)
@@ -615,11 +616,17 @@ class OntologyGroundedParser:
         matches = model.cue_matcher.find(toks)
         # Words that tell of others, not the ego ("lanes of slow or stopped traffic"), are no cue.
         taken: set[int] = {i for m in model.not_cue_matcher.find(toks) for i in range(m.start, m.end)}
+        # A stop said not to be needed after a sentence that asks to slow or stop is the rule's exception: no cue.
+        slowing = [m.start for m in matches if m.pattern.target == "slow down"]
         for m in sorted(matches, key=lambda m: -(m.end - m.start)):
             span = set(range(m.start, m.end))
             if span & taken:
                 continue
             taken |= span
+            if m.pattern.words in model.exception_cues and (
+                any(toks[i].sentence < toks[m.start].sentence for i in slowing) or _no_statement(toks, m.start, m.end)
+            ):
+                continue
             b = m.pattern.target
             scores[b] = scores.get(b, 0.0) + m.pattern.weight * (0.5 if _after_then(toks, m.start) else 1.0)
             evidence.setdefault(b, []).append(_span(toks[m.start : m.end]))
@@ -1927,6 +1934,15 @@ def _labelled_case(analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | N
         return None
     last = max(labels, key=lambda m: m.start)
     return next((r for r in ranked if r.term == last.term and not (r.ruled_out or r.aside)), None)
+
+
+def _no_statement(toks: list[Token], start: int, end: int) -> bool:
+    """Whether the words at ``start:end`` state no rule of their own: a purpose ("keep space so that you do not have
+    to stop suddenly") or a concession that a "but" takes back ("You are not required to stop, but ease off")."""
+    sentence = toks[start].sentence
+    before = [t.word for t in toks[max(0, start - 4) : start] if t.sentence == sentence]
+    after = [t.word for t in toks[end:] if t.sentence == sentence]
+    return "so" in before or "but" in after
 
 
 def _beside_a_power_failure(m: Mention, toks: list[Token]) -> bool:
