@@ -3974,8 +3974,7 @@ def test_a_stop_the_rule_says_is_not_needed_is_keep_current(
     assert mr is not None and mr.expected_behavior == "keep current", mr
     # After a sentence that asks for the stop, it is the rule's exception, and the stop stands (the guard).
     stop_first = (
-        "When a school bus flashes its red lights, you must stop and stay stopped until the lights go off. "
-        + text
+        "When a school bus flashes its red lights, you must stop and stay stopped until the lights go off. " + text
     )
     mr = best(parser, validator, stop_first, "california")
     assert mr is not None and mr.expected_behavior == "slow down", mr
