@@ -3908,16 +3908,50 @@ def test_a_list_opening_a_sentence_names_the_rules_case(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation, mr
-    # Where the list comes first and an example phrase follows mid-sentence, the group keeps its lead (the guard).
-    plain = "Slow down for vehicles stopped at the side of the road, including tow trucks with amber lights."
-    mr = best(parser, validator, plain, "california")
-    assert mr is not None and "stopped vehicle" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # The opener on a line of its own lists past a blank line, a number or a bullet, and "applies to:" opens too.
+        (
+            "Change lanes or slow down for vehicles stopped beside the freeway. This covers:\n\n1. A tow truck with "
+            "its amber lights on.",
+            "tow truck",
+        ),
+        (
+            "Slow down for vehicles stopped on the shoulder. This covers the following vehicles:\n- Tow trucks\n- "
+            "Caltrans trucks",
+            "tow truck",
+        ),
+        (
+            "Move Over\nWhen you come up on a stopped vehicle with flashing lights, change lanes if you can. This "
+            "applies to:\nTow trucks showing amber lights.",
+            "tow truck",
+        ),
+        # Guards: a list two sentences after the lead lists another group; a list of groups alone names no case.
+        (
+            "Move over for emergency vehicles stopped on the shoulder. Other road users near the shoulder need room "
+            "too. These include bicyclists and pedestrians.",
+            "emergency vehicle",
+        ),
+        (
+            "Move over for a tow truck stopped on the shoulder. This covers:\nAny vehicle parked there.",
+            "tow truck",
+        ),
+    ],
+)
+def test_a_list_after_the_lead_is_read_past_its_layout(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation, mr
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "Road crews and their heavy machinery often work right beside open lanes, so leave them plenty of room.",
+        "Road crews and their construction machinery often work right beside open lanes, so leave them plenty of room.",
         "In a work zone, construction equipment may pull into your lane with little warning. Slow down.",
     ],
 )
@@ -3927,6 +3961,10 @@ def test_construction_machinery_is_a_road_work_vehicle(
     """US handbooks' work-zone machinery is the ontology's road work vehicle."""
     mr = best(parser, validator, text, "california")
     assert mr is not None and "road work vehicle" in mr.manipulation, mr
+    # Farm machinery is none (the guard).
+    farm = "On rural roads, slow down for tractors and other heavy farm machinery."
+    mr = best(parser, validator, farm, "california")
+    assert mr is None or "road work vehicle" not in mr.manipulation, mr
 
 
 @pytest.mark.parametrize(
@@ -3960,10 +3998,30 @@ def test_a_labelled_list_item_names_the_rules_case(
 @pytest.mark.parametrize(
     "text",
     [
+        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\n– Ice: Creep along at walking pace.",
+        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\n1. Ice/Snow: Creep along.",
+        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\n▪ Black ice: Creep along.",
+        # A run of labelled items: the first names the case.
+        "Slick Roads\nRain or fog cut your grip. Change your speed to suit:\nIce: Creep along.\nWet road: 5 mph slower.",
+    ],
+)
+def test_a_label_is_read_past_its_bullet_and_modifiers(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "ice road" in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Drivers on the far side of a divided highway do not have to stop for a school bus with flashing red lights.",
         "You need not stop for a school bus that has stopped on the other side of a highway with a median.",
         "There is no need to stop for a school bus across a divided road; go on at a careful speed.",
         "If a bicyclist rides in a bike lane beside you, you do not need to brake for the rider.",
+        "It is not necessary to stop for a school bus on the far side of a divided highway.",
+        # A heading that names stopping asks for nothing.
+        "Stopping for School Buses\nYou do not have to stop for a school bus across a divided highway.",
     ],
 )
 def test_a_stop_the_rule_says_is_not_needed_is_keep_current(
@@ -3986,6 +4044,11 @@ def test_a_stop_the_rule_says_is_not_needed_is_keep_current(
         # A purpose ("so that you do not have to stop") states no rule; nor does a concession "but" takes back.
         "If a car is tailgating you, leave extra space ahead so that you do not have to stop suddenly.",
         "At a flashing yellow signal you are not required to stop, but ease off and look for cross traffic.",
+        "If you are tailgated, leave space so that the driver behind you does not have to stop suddenly.",
+        "Do not assume you will not have to stop at a railroad crossing with no gates.",
+        # An exception after a stop asked for in the same sentence.
+        "You must stop for a school bus with flashing red lights, but you do not have to stop if the bus is across a "
+        "divided highway.",
     ],
 )
 def test_a_stop_not_needed_as_a_purpose_or_concession_is_no_cue(

@@ -395,7 +395,7 @@ class OntologyGroundedParser:
                 or _whom_it_stopped_for(mention, manip, toks)
             ):
                 mention.aside = True
-        behaviors, evidence = self._behaviours(model, toks)
+        behaviors, evidence = self._behaviours(model, toks, rule.text)
         no_entry = _no_entry_sign(manip, toks)
         if no_entry is not None:
             behaviors["keep current"] = behaviors.get("keep current", 0.0) + 1.0
@@ -610,21 +610,34 @@ class OntologyGroundedParser:
             score += 1.0
         return score
 
-    def _behaviours(self, model: _RegionModel, toks: list[Token]) -> tuple[dict[str, float], dict[str, list[str]]]:
+    def _behaviours(
+        self, model: _RegionModel, toks: list[Token], text: str
+    ) -> tuple[dict[str, float], dict[str, list[str]]]:
         scores: dict[str, float] = {}
         evidence: dict[str, list[str]] = {}
-        matches = model.cue_matcher.find(toks)
-        # Words that tell of others, not the ego ("lanes of slow or stopped traffic"), are no cue.
+        # Words that tell of others, not the ego ("lanes of slow or stopped traffic"), are no cue; a longer cue takes
+        # the words of the shorter ones inside it.
         taken: set[int] = {i for m in model.not_cue_matcher.find(toks) for i in range(m.start, m.end)}
-        # A stop said not to be needed after a sentence that asks to slow or stop is the rule's exception: no cue.
-        slowing = [m.start for m in matches if m.pattern.target == "slow down"]
-        for m in sorted(matches, key=lambda m: -(m.end - m.start)):
+        kept = []
+        for m in sorted(model.cue_matcher.find(toks), key=lambda m: -(m.end - m.start)):
             span = set(range(m.start, m.end))
-            if span & taken:
-                continue
-            taken |= span
+            if not span & taken:
+                taken |= span
+                kept.append(m)
+        # A stop said not to be needed after the rule has asked to slow or stop ("You must stop for a school bus ...,
+        # but you do not have to stop if it is across a divided highway") is the rule's exception: no cue. (A heading
+        # line, "Stopping for School Buses", and a STOP sign ask nothing.)
+        heading = text.find("\n") if "\n" in text and not re.search(r"[.!?:]\s*$", text.split("\n", 1)[0]) else -1
+        slowing = [
+            m.start
+            for m in kept
+            if m.pattern.target == "slow down"
+            and toks[m.start].start > heading
+            and not (m.end < len(toks) and toks[m.end].word == "sign")
+        ]
+        for m in kept:
             if m.pattern.words in model.exception_cues and (
-                any(toks[i].sentence < toks[m.start].sentence for i in slowing) or _no_statement(toks, m.start, m.end)
+                any(i < m.start for i in slowing) or _no_statement(toks, m.start, m.end)
             ):
                 continue
             b = m.pattern.target
@@ -1884,65 +1897,96 @@ def _officer_overrides_signals(toks: list[Token]) -> bool:
 
 # Vehicle terms that name a group, not a case of it ("vehicles stopped along the road").
 _GROUP_TERMS = frozenset({"vehicle", "stopped vehicle", "motor vehicle"})
+# The words a short list opener starts with ("This applies to:", "These are:").
+_LIST_SUBJECTS = frozenset({"this", "these", "it", "they"})
 
 
 def _listed_case(model: _RegionModel, analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | None:
-    """The first road user or thing listed by a sentence that opens with a defining opener ("This covers:", "These
-    include:", "This includes roller skates"), after the sentence of the rule's lead; a sentence that is only the
-    opener ("This covers:" on its own line) lists in the next one. A group term ("Parked emergency vehicles" holds a
-    stopped vehicle) gives way to the case it holds. None where no such list follows the lead."""
+    """The first road user or thing listed by the sentence right after the lead's, where that sentence opens with a
+    defining opener ("This includes roller skates", "These include: Stationary Caltrans trucks") or is a short
+    opener of its own that ends with a colon ("This covers:", "This applies to the following:"); such an opener lists
+    in the next sentence that names anything. A group term ("Parked emergency vehicles" holds a stopped vehicle)
+    gives way to the case it holds; a list of group terms alone names no case. None where no such list follows."""
     if not ranked:
         return None
-    toks = analysis.tokens
-    lead_sentence = toks[ranked[0].start].sentence
-    for s in sorted({t.sentence for t in toks if t.sentence > lead_sentence}):
-        positions = [i for i, t in enumerate(toks) if t.sentence == s]
-        words = tuple(toks[i].word for i in positions)
-        opener = next((d for d in model.defining if words[: len(d)] == d), None)
-        if opener is None:
-            continue
-        listing = {s} if len(words) > len(opener) else {s, s + 1}
-        after = positions[0] + len(opener)
-        items = sorted(
-            (
-                m
-                for m in analysis.manipulations
-                if m.start >= after and toks[m.start].sentence in listing and not (m.ruled_out or m.aside)
-            ),
-            key=lambda m: (m.start, m.start - m.end),
-        )
-        cases = [m for m in items if m.term.normalised not in _GROUP_TERMS] or items
-        if not cases:
-            return None
-        return next((m for m in ranked if m.term == cases[0].term and not (m.ruled_out or m.aside)), None)
-    return None
+    toks, text = analysis.tokens, analysis.rule.text
+    by_sentence: dict[int, list[int]] = {}
+    for i, t in enumerate(toks):
+        by_sentence.setdefault(t.sentence, []).append(i)
+    s = toks[ranked[0].start].sentence + 1
+    positions = by_sentence.get(s, [])
+    if not positions:
+        return None
+    words = tuple(toks[i].word for i in positions)
+    colon = text[toks[positions[-1]].end :].lstrip(" \t").startswith(":")
+    opener = next((d for d in model.defining if words[: len(d)] == d), None)
+    if colon and (opener is not None or (len(words) <= 5 and words[0] in _LIST_SUBJECTS)):
+        named = {toks[m.start].sentence for m in analysis.manipulations}
+        after = [n for n in sorted(by_sentence) if n > s and n in named][:1]
+        listing, start = set(after), 0
+    elif opener is not None:
+        listing, start = {s}, positions[0] + len(opener)
+    else:
+        return None
+    items = sorted(
+        (
+            m
+            for m in analysis.manipulations
+            if m.start >= start and toks[m.start].sentence in listing and not (m.ruled_out or m.aside)
+        ),
+        key=lambda m: (m.start, m.start - m.end),
+    )
+    cases = [m for m in items if m.term.normalised not in _GROUP_TERMS]
+    if not cases:
+        return None
+    return next((m for m in ranked if m.term == cases[0].term and not (m.ruled_out or m.aside)), None)
 
 
 def _labelled_case(analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | None:
-    """The mention that labels a list item: it opens its line (after any bullet mark), a colon follows it at once, and
-    the line before ends with a colon ("... for different conditions:\nPacked snow: Reduce your speed by half.").
-    The last such label wins; None where there is none."""
+    """The case a labelled list item names: its label opens a line (after any bullet mark or number), is at most four
+    words and ends with a colon ("... for different conditions:\nPacked snow: Reduce your speed by half.", "- Heavy
+    fog: ..."), and the line before ends with a colon or is such an item itself. The first such label's first term
+    wins; None where there is none."""
     text, toks = analysis.rule.text, analysis.tokens
-
-    def label(m: Mention) -> bool:
-        before = text[: toks[m.start].start].rstrip(" \t-•*")
-        after = text[toks[m.end - 1].end :].lstrip(" \t")
-        return before.endswith("\n") and before.rstrip().endswith(":") and after.startswith(":")
-
-    labels = [m for m in analysis.manipulations if not (m.ruled_out or m.aside) and label(m)]
-    if not labels:
+    found: Mention | None = None
+    after_intro = False
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        label = _LABEL.match(line)
+        body_start = offset + (label.start("label") if label else 0)
+        body_end = offset + (label.end("label") if label else 0)
+        inside = (
+            [m for m in analysis.manipulations if body_start <= toks[m.start].start and toks[m.end - 1].end <= body_end]
+            if label
+            else []
+        )
+        inside = [m for m in inside if not (m.ruled_out or m.aside)]
+        if label and inside and after_intro and found is None:
+            found = min(inside, key=lambda m: m.start)
+        after_intro = bool(line.rstrip().endswith(":") or (label and inside and after_intro))
+        offset += len(line)
+    if found is None:
         return None
-    last = max(labels, key=lambda m: m.start)
-    return next((r for r in ranked if r.term == last.term and not (r.ruled_out or r.aside)), None)
+    return next((r for r in ranked if r.term == found.term and not (r.ruled_out or r.aside)), None)
+
+
+# A list item's label: after any bullet mark or number, at most four words (a slash joins two) before a colon.
+_LABEL = re.compile(r"[^\w\n]*(?:\d+[.)]\s*)?(?P<label>[A-Za-z][\w'’-]*(?:[ /][A-Za-z][\w'’-]*){0,3})[ \t]*:")
+
+
+# Words before a stop said not to be needed that make it no statement: a purpose ("so that you do not have to stop")
+# or a belief the rule warns against ("Do not assume you will not have to stop").
+_NO_STATEMENT_BEFORE = frozenset({"so", "assume", "expect", "think"})
 
 
 def _no_statement(toks: list[Token], start: int, end: int) -> bool:
-    """Whether the words at ``start:end`` state no rule of their own: a purpose ("keep space so that you do not have
-    to stop suddenly") or a concession that a "but" takes back ("You are not required to stop, but ease off")."""
-    sentence = toks[start].sentence
-    before = [t.word for t in toks[max(0, start - 4) : start] if t.sentence == sentence]
+    """Whether the words at ``start:end`` state no rule of their own: a purpose or a belief (a word of
+    ``_NO_STATEMENT_BEFORE`` earlier in their clause) or a concession that a "but" takes back ("You are not required
+    to stop, but ease off")."""
+    clause, sentence = toks[start].clause, toks[start].sentence
+    before = {t.word for t in toks[:start] if t.clause == clause}
     after = [t.word for t in toks[end:] if t.sentence == sentence]
-    return "so" in before or "but" in after
+    return bool(before & _NO_STATEMENT_BEFORE) or "but" in after
 
 
 def _beside_a_power_failure(m: Mention, toks: list[Token]) -> bool:
