@@ -4056,3 +4056,19 @@ def test_a_stop_not_needed_as_a_purpose_or_concession_is_no_cue(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.expected_behavior == "slow down", mr
+
+
+@pytest.mark.parametrize(
+    ("text", "region", "term"),
+    [
+        ("Never drive into water that covers the road; you cannot tell how deep it is.", "california", "flooded"),
+        ("If you must drive where water is standing on the road, go slowly.", "california", "flooded"),
+        # Germany has no flooded-road term: water over the road is the core wet road.
+        ("Where water covers the road, reduce speed.", "germany", "wet road"),
+    ],
+)
+def test_water_over_the_road_is_a_flooded_road(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, region: str, term: str
+) -> None:
+    mr = best(parser, validator, text, region)
+    assert mr is not None and term in mr.manipulation.lower(), mr
