@@ -4072,3 +4072,66 @@ def test_water_over_the_road_is_a_flooded_road(
 ) -> None:
     mr = best(parser, validator, text, region)
     assert mr is not None and term in mr.manipulation.lower(), mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # The list follows a line break or a heading, or opens inline after its colon.
+        ("Slow down for vehicles stopped on the shoulder.\nThis includes tow trucks and Caltrans trucks.", "tow truck"),
+        (
+            "Stopped Vehicles\nSlow down for vehicles stopped on the shoulder. This includes tow trucks.",
+            "tow truck",
+        ),
+        ("Slow down for vehicles stopped on the shoulder. This applies to: tow trucks with amber lights.", "tow truck"),
+        # Guards: a colon after words that list nothing ("This means you should:") opens no list.
+        (
+            "Slow down when you see a stopped emergency vehicle. This means you should:\nChange lanes away from it.\n"
+            "Watch for people walking near the road.",
+            "emergency vehicle",
+        ),
+        ("Slow down in fog. This is important:\nPedestrians and bicyclists are hard to see.", "fog"),
+    ],
+)
+def test_a_list_is_found_past_breaks_and_only_after_a_listing_opener(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "behaviour"),
+    [
+        # The bus's own stop is no request to the driver: the rule's statement is that no stop is needed.
+        ("If a school bus stops on the other side of a divided highway, you do not have to stop.", "keep current"),
+        ("So long as the bus is across a divided highway you do not have to stop for it.", "keep current"),
+        # Lacking time to brake is no cue of its own, and a bulleted first line is no heading.
+        ("If you follow a truck too closely, you will not have time to brake.", "slow down"),
+        (
+            "- Stop for a school bus with flashing red lights\n- You do not have to stop if the bus is across a "
+            "divided highway",
+            "slow down",
+        ),
+        ("A school bus with its stop arm out is across a divided highway. You do not have to stop.", "keep current"),
+    ],
+)
+def test_who_asks_for_the_stop_decides_the_exception(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, behaviour: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.expected_behavior == behaviour, mr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\n\nIce: Creep along at walking pace.",
+        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\na) Ice: Creep along at walking pace.",
+    ],
+)
+def test_a_label_is_read_past_a_blank_line_or_a_letter(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and "ice road" in mr.manipulation, mr

@@ -627,17 +627,22 @@ class OntologyGroundedParser:
         # A stop said not to be needed after the rule has asked to slow or stop ("You must stop for a school bus ...,
         # but you do not have to stop if it is across a divided highway") is the rule's exception: no cue. (A heading
         # line, "Stopping for School Buses", and a STOP sign ask nothing.)
-        heading = text.find("\n") if "\n" in text and not re.search(r"[.!?:]\s*$", text.split("\n", 1)[0]) else -1
+        first_line = text.split("\n", 1)[0]
+        heading = (
+            len(first_line)
+            if "\n" in text and _HEADING_LINE.fullmatch(first_line) and len(first_line.split()) <= 6
+            else -1
+        )
         slowing = [
             m.start
             for m in kept
             if m.pattern.target == "slow down"
             and toks[m.start].start > heading
-            and not (m.end < len(toks) and toks[m.end].word == "sign")
+            and not (m.end < len(toks) and toks[m.end].word in {"sign", "arm"})
         ]
         for m in kept:
             if m.pattern.words in model.exception_cues and (
-                any(i < m.start for i in slowing) or _no_statement(toks, m.start, m.end)
+                any(_exception_after(toks, i, m.start) for i in slowing) or _no_statement(toks, m.start, m.end)
             ):
                 continue
             b = m.pattern.target
@@ -1897,15 +1902,17 @@ def _officer_overrides_signals(toks: list[Token]) -> bool:
 
 # Vehicle terms that name a group, not a case of it ("vehicles stopped along the road").
 _GROUP_TERMS = frozenset({"vehicle", "stopped vehicle", "motor vehicle"})
-# The words a short list opener starts with ("This applies to:", "These are:").
+# The words a short list opener starts with ("This applies to:"), and the words that make it list.
 _LIST_SUBJECTS = frozenset({"this", "these", "it", "they"})
+_LIST_VERBS = frozenset({"include", "including", "cover", "apply", "following"})
 
 
 def _listed_case(model: _RegionModel, analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | None:
-    """The first road user or thing listed by the sentence right after the lead's, where that sentence opens with a
-    defining opener ("This includes roller skates", "These include: Stationary Caltrans trucks") or is a short
-    opener of its own that ends with a colon ("This covers:", "This applies to the following:"); such an opener lists
-    in the next sentence that names anything. A group term ("Parked emergency vehicles" holds a stopped vehicle)
+    """The first road user or thing listed by a sentence that follows one naming the lead (the lead's own sentence,
+    or the next one that names its term), where that sentence opens with a defining opener ("This includes roller
+    skates", "These include: Stationary Caltrans trucks") or with a short opener that lists ("This covers:", "This
+    applies to:", "These are the following:") up to a colon; what follows the colon is the list, or, where nothing
+    does, the next sentence that names anything. A group term ("Parked emergency vehicles" holds a stopped vehicle)
     gives way to the case it holds; a list of group terms alone names no case. None where no such list follows."""
     if not ranked:
         return None
@@ -1913,33 +1920,41 @@ def _listed_case(model: _RegionModel, analysis: RuleAnalysis, ranked: list[Menti
     by_sentence: dict[int, list[int]] = {}
     for i, t in enumerate(toks):
         by_sentence.setdefault(t.sentence, []).append(i)
-    s = toks[ranked[0].start].sentence + 1
-    positions = by_sentence.get(s, [])
-    if not positions:
-        return None
-    words = tuple(toks[i].word for i in positions)
-    colon = text[toks[positions[-1]].end :].lstrip(" \t").startswith(":")
-    opener = next((d for d in model.defining if words[: len(d)] == d), None)
-    if colon and (opener is not None or (len(words) <= 5 and words[0] in _LIST_SUBJECTS)):
-        named = {toks[m.start].sentence for m in analysis.manipulations}
-        after = [n for n in sorted(by_sentence) if n > s and n in named][:1]
-        listing, start = set(after), 0
-    elif opener is not None:
-        listing, start = {s}, positions[0] + len(opener)
-    else:
-        return None
-    items = sorted(
-        (
-            m
-            for m in analysis.manipulations
-            if m.start >= start and toks[m.start].sentence in listing and not (m.ruled_out or m.aside)
-        ),
-        key=lambda m: (m.start, m.start - m.end),
-    )
-    cases = [m for m in items if m.term.normalised not in _GROUP_TERMS]
-    if not cases:
-        return None
-    return next((m for m in ranked if m.term == cases[0].term and not (m.ruled_out or m.aside)), None)
+    naming = {toks[m.start].sentence for m in analysis.manipulations if m.term == ranked[0].term}
+    named = {toks[m.start].sentence for m in analysis.manipulations}
+    sentences = sorted(by_sentence)
+    for before, s in itertools.pairwise(sentences):
+        if before not in naming:
+            continue
+        positions = by_sentence[s]
+        words = tuple(toks[i].word for i in positions)
+        # the words up to a colon that ends the sentence's opening (at most six words in)
+        head = next((k + 1 for k, i in enumerate(positions[:6]) if text[toks[i].end :].lstrip(" \t")[:1] == ":"), 0)
+        opener = next((d for d in model.defining if words[: len(d)] == d), None)
+        lists = opener is not None or (words[0] in _LIST_SUBJECTS and bool(_LIST_VERBS & set(words[:head])))
+        if head and lists:
+            rest = positions[head:]
+            if rest:
+                listing, start = {s}, rest[0]
+            else:
+                listing, start = set([n for n in sentences if n > s and n in named][:1]), 0
+        elif opener is not None:
+            listing, start = {s}, positions[0] + len(opener)
+        else:
+            continue
+        items = sorted(
+            (
+                m
+                for m in analysis.manipulations
+                if m.start >= start and toks[m.start].sentence in listing and not (m.ruled_out or m.aside)
+            ),
+            key=lambda m: (m.start, m.start - m.end),
+        )
+        cases = [m for m in items if m.term.normalised not in _GROUP_TERMS]
+        if not cases:
+            return None
+        return next((m for m in ranked if m.term == cases[0].term and not (m.ruled_out or m.aside)), None)
+    return None
 
 
 def _labelled_case(analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | None:
@@ -1963,28 +1978,43 @@ def _labelled_case(analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | N
         inside = [m for m in inside if not (m.ruled_out or m.aside)]
         if label and inside and after_intro and found is None:
             found = min(inside, key=lambda m: m.start)
-        after_intro = bool(line.rstrip().endswith(":") or (label and inside and after_intro))
+        if line.strip():  # a blank line keeps the list open
+            after_intro = bool(line.rstrip().endswith(":") or (label and inside and after_intro))
         offset += len(line)
     if found is None:
         return None
     return next((r for r in ranked if r.term == found.term and not (r.ruled_out or r.aside)), None)
 
 
-# A list item's label: after any bullet mark or number, at most four words (a slash joins two) before a colon.
-_LABEL = re.compile(r"[^\w\n]*(?:\d+[.)]\s*)?(?P<label>[A-Za-z][\w'’-]*(?:[ /][A-Za-z][\w'’-]*){0,3})[ \t]*:")
+# A list item's label: after any bullet mark, number or letter ("1.", "a)", "(b)"), at most four words (a slash joins two) before a colon.
+_LABEL = re.compile(
+    r"[^\w\n]*(?:(?:\d+|[A-Za-z])[.)]\s+)?(?P<label>[A-Za-z][\w'’-]*(?:[ /][A-Za-z][\w'’-]*){0,3})[ \t]*:"
+)
 
 
 # Words before a stop said not to be needed that make it no statement: a purpose ("so that you do not have to stop")
 # or a belief the rule warns against ("Do not assume you will not have to stop").
 _NO_STATEMENT_BEFORE = frozenset({"so", "assume", "expect", "think"})
+# A heading line: a few words with no bullet mark and no closing stop ("Stopping for School Buses").
+_HEADING_LINE = re.compile(r"[A-Z][\w'’,&/() -]*[\w)]\s*")
+
+
+def _exception_after(toks: list[Token], cue: int, start: int) -> bool:
+    """Whether a stop said not to be needed at ``start`` follows the slow or stop cue at ``cue`` as its exception: the
+    cue is in an earlier sentence, or earlier in the same sentence with a "but" between them ("you must stop, but you
+    do not have to stop if ...")."""
+    if toks[cue].sentence < toks[start].sentence:
+        return True
+    return cue < start and toks[cue].sentence == toks[start].sentence and "but" in {t.word for t in toks[cue:start]}
 
 
 def _no_statement(toks: list[Token], start: int, end: int) -> bool:
     """Whether the words at ``start:end`` state no rule of their own: a purpose or a belief (a word of
-    ``_NO_STATEMENT_BEFORE`` earlier in their clause) or a concession that a "but" takes back ("You are not required
-    to stop, but ease off")."""
-    clause, sentence = toks[start].clause, toks[start].sentence
-    before = {t.word for t in toks[:start] if t.clause == clause}
+    ``_NO_STATEMENT_BEFORE`` earlier in their sentence; "so long as" is none) or a concession that a "but" takes back
+    ("You are not required to stop, but ease off")."""
+    sentence = toks[start].sentence
+    earlier = [t.word for t in toks[:start] if t.sentence == sentence]
+    before = {w for k, w in enumerate(earlier) if not (w == "so" and earlier[k + 1 : k + 2] == ["long"])}
     after = [t.word for t in toks[end:] if t.sentence == sentence]
     return bool(before & _NO_STATEMENT_BEFORE) or "but" in after
 
