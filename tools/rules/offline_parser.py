@@ -838,10 +838,10 @@ class OntologyGroundedParser:
         riders = next((m for m in ranked if m.term.normalised == "passenger" and not (m.ruled_out or m.aside)), None)
         if riders is not None and ranked[0].term.normalised in _TRANSIT:  # (riders is one of ranked)
             ranked = _first(riders, ranked)
-        # A sentence that opens by listing what the rule's group covers ("Slow down for vehicles stopped along the
-        # road. This covers: A tow truck parked on the shoulder ...", "These include: Stationary Caltrans trucks ..."):
-        # the handbook's bullet names the rule's own case, so the first road user or thing it lists leads the group
-        # named before it.
+        # A sentence that opens by listing what the group named just before it covers ("Slow down for vehicles stopped
+        # along the road. This covers: A tow truck parked on the shoulder ...", "These include: Stationary Caltrans
+        # trucks ..."): the handbook's bullet names the rule's own case, so the first road user or thing it lists
+        # leads the group.
         listed = _listed_case(model, analysis, ranked)
         if listed is not None:
             ranked = _first(listed, ranked)
@@ -1958,10 +1958,10 @@ def _listed_case(model: _RegionModel, analysis: RuleAnalysis, ranked: list[Menti
 
 
 def _labelled_case(analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | None:
-    """The case a labelled list item names: its label opens a line (after any bullet mark or number), is at most four
-    words and ends with a colon ("... for different conditions:\nPacked snow: Reduce your speed by half.", "- Heavy
-    fog: ..."), and the line before ends with a colon or is such an item itself. The first such label's first term
-    wins; None where there is none."""
+    """The case a labelled list item names: its label opens a line (after any bullet mark, number or letter), is at
+    most four words and ends with a colon ("... for different conditions:\nPacked snow: Reduce your speed by half.",
+    "- Heavy fog: ..."), and the line before (blank lines aside) ends with a colon or is such an item itself. The
+    first such label's first term wins; None where there is none."""
     text, toks = analysis.rule.text, analysis.tokens
     found: Mention | None = None
     after_intro = False
@@ -1986,7 +1986,8 @@ def _labelled_case(analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | N
     return next((r for r in ranked if r.term == found.term and not (r.ruled_out or r.aside)), None)
 
 
-# A list item's label: after any bullet mark, number or letter ("1.", "a)", "(b)"), at most four words (a slash joins two) before a colon.
+# A list item's label: after any bullet mark, number or letter ("1.", "a)", "(b)"), at most four words (a slash joins
+# two) before a colon.
 _LABEL = re.compile(
     r"[^\w\n]*(?:(?:\d+|[A-Za-z])[.)]\s+)?(?P<label>[A-Za-z][\w'’-]*(?:[ /][A-Za-z][\w'’-]*){0,3})[ \t]*:"
 )
