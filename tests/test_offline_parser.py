@@ -188,6 +188,18 @@ def test_every_lexicon_field_says_how_leave_one_out_drops_it() -> None:
     assert "oncoming vehicle" not in one.specialised_generics
 
 
+def test_every_exception_cue_is_a_keep_current_cue() -> None:
+    """An exception cue only drops a keep-current cue the matcher found: one missing from ``behavior_cues`` (or
+    written in another spelling there) would never apply."""
+    from tools.common.text import tokens
+    from tools.rules.lexicon import load_lexicon
+
+    lexicon = load_lexicon()
+    keep = {tokens(phrase) for phrase, _ in lexicon.behavior_cues["keep current"]}
+    assert lexicon.exception_cues
+    assert not {tokens(p) for p in lexicon.exception_cues} - keep
+
+
 def test_a_bare_head_noun_refers_back(parser: OntologyGroundedParser) -> None:
     """'the bus' after 'school buses' is the school bus, not any public transport bus."""
     analysis = parser.analyse(
