@@ -1953,37 +1953,39 @@ def _listed_case(model: _RegionModel, analysis: RuleAnalysis, ranked: list[Menti
         cases = [m for m in items if m.term.normalised not in _GROUP_TERMS]
         if not cases:
             return None
-        return next((m for m in ranked if m.term == cases[0].term and not (m.ruled_out or m.aside)), None)
+        return _ranked_entry(ranked, cases[0].term)
     return None
 
 
 def _labelled_case(analysis: RuleAnalysis, ranked: list[Mention]) -> Mention | None:
     """The case a labelled list item names: its label opens a line (after any bullet mark, number or letter), is at
     most four words and ends with a colon ("... for different conditions:\nPacked snow: Reduce your speed by half.",
-    "- Heavy fog: ..."), and the line before (blank lines aside) ends with a colon or is such an item itself. The
-    first such label's first term wins; None where there is none."""
+    "- Heavy fog: ..."), and the line before (blank lines aside) ends with a colon. In a run of labelled items the
+    first is that one, and its first term wins; None where there is none."""
     text, toks = analysis.rule.text, analysis.tokens
-    found: Mention | None = None
     after_intro = False
     offset = 0
     for line in text.splitlines(keepends=True):
         label = _LABEL.match(line)
-        body_start = offset + (label.start("label") if label else 0)
-        body_end = offset + (label.end("label") if label else 0)
-        inside = (
-            [m for m in analysis.manipulations if body_start <= toks[m.start].start and toks[m.end - 1].end <= body_end]
-            if label
-            else []
-        )
-        inside = [m for m in inside if not (m.ruled_out or m.aside)]
-        if label and inside and after_intro and found is None:
-            found = min(inside, key=lambda m: m.start)
+        inside = [
+            m
+            for m in analysis.manipulations
+            if label is not None
+            and not (m.ruled_out or m.aside)
+            and offset + label.start("label") <= toks[m.start].start
+            and toks[m.end - 1].end <= offset + label.end("label")
+        ]
+        if inside and after_intro:
+            return _ranked_entry(ranked, min(inside, key=lambda m: m.start).term)
         if line.strip():  # a blank line keeps the list open
-            after_intro = bool(line.rstrip().endswith(":") or (label and inside and after_intro))
+            after_intro = line.rstrip().endswith(":")
         offset += len(line)
-    if found is None:
-        return None
-    return next((r for r in ranked if r.term == found.term and not (r.ruled_out or r.aside)), None)
+    return None
+
+
+def _ranked_entry(ranked: list[Mention], term: Term) -> Mention | None:
+    """The ranking's mention of ``term`` (it holds one per term), unless that is ruled out or an aside."""
+    return next((m for m in ranked if m.term == term and not (m.ruled_out or m.aside)), None)
 
 
 # A list item's label: after any bullet mark, number or letter ("1.", "a)", "(b)"), at most four words (a slash joins
