@@ -3913,18 +3913,6 @@ def test_railroad_tracks_and_a_riders_turn_are_placed_by_their_words(
             "their lights flashing.",
             "emergency vehicle",
         ),
-    ],
-)
-def test_a_list_opening_a_sentence_names_the_rules_case(
-    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
-) -> None:
-    mr = best(parser, validator, text, "california")
-    assert mr is not None and term in mr.manipulation, mr
-
-
-@pytest.mark.parametrize(
-    ("text", "term"),
-    [
         # The opener on a line of its own lists past a blank line, a number or a bullet, and "applies to:" opens too.
         (
             "Change lanes or slow down for vehicles stopped beside the freeway. This covers:\n\n1. A tow truck with "
@@ -3951,9 +3939,23 @@ def test_a_list_opening_a_sentence_names_the_rules_case(
             "Move over for a tow truck stopped on the shoulder. This covers:\nAny vehicle parked there.",
             "tow truck",
         ),
+        # The list follows a line break or a heading, or opens inline after its colon.
+        ("Slow down for vehicles stopped on the shoulder.\nThis includes tow trucks and Caltrans trucks.", "tow truck"),
+        (
+            "Stopped Vehicles\nSlow down for vehicles stopped on the shoulder. This includes tow trucks.",
+            "tow truck",
+        ),
+        ("Slow down for vehicles stopped on the shoulder. This applies to: tow trucks with amber lights.", "tow truck"),
+        # Guards: a colon after words that list nothing ("This means you should:") opens no list.
+        (
+            "Slow down when you see a stopped emergency vehicle. This means you should:\nChange lanes away from it.\n"
+            "Watch for people walking near the road.",
+            "emergency vehicle",
+        ),
+        ("Slow down in fog. This is important:\nPedestrians and bicyclists are hard to see.", "fog"),
     ],
 )
-def test_a_list_after_the_lead_is_read_past_its_layout(
+def test_a_list_opening_a_sentence_names_the_rules_case(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
 ) -> None:
     mr = best(parser, validator, text, "california")
@@ -4015,6 +4017,9 @@ def test_a_labelled_list_item_names_the_rules_case(
         "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\n▪ Black ice: Creep along.",
         # A run of labelled items: the first names the case.
         "Slick Roads\nRain or fog cut your grip. Change your speed to suit:\nIce: Creep along.\nWet road: 5 mph slower.",
+        # A blank line keeps the list open; a letter marks an item as a number does.
+        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\n\nIce: Creep along at walking pace.",
+        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\na) Ice: Creep along at walking pace.",
     ],
 )
 def test_a_label_is_read_past_its_bullet_and_modifiers(
@@ -4087,32 +4092,6 @@ def test_water_over_the_road_is_a_flooded_road(
 
 
 @pytest.mark.parametrize(
-    ("text", "term"),
-    [
-        # The list follows a line break or a heading, or opens inline after its colon.
-        ("Slow down for vehicles stopped on the shoulder.\nThis includes tow trucks and Caltrans trucks.", "tow truck"),
-        (
-            "Stopped Vehicles\nSlow down for vehicles stopped on the shoulder. This includes tow trucks.",
-            "tow truck",
-        ),
-        ("Slow down for vehicles stopped on the shoulder. This applies to: tow trucks with amber lights.", "tow truck"),
-        # Guards: a colon after words that list nothing ("This means you should:") opens no list.
-        (
-            "Slow down when you see a stopped emergency vehicle. This means you should:\nChange lanes away from it.\n"
-            "Watch for people walking near the road.",
-            "emergency vehicle",
-        ),
-        ("Slow down in fog. This is important:\nPedestrians and bicyclists are hard to see.", "fog"),
-    ],
-)
-def test_a_list_is_found_past_breaks_and_only_after_a_listing_opener(
-    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
-) -> None:
-    mr = best(parser, validator, text, "california")
-    assert mr is not None and term in mr.manipulation, mr
-
-
-@pytest.mark.parametrize(
     ("text", "behaviour"),
     [
         # The bus's own stop is no request to the driver: the rule's statement is that no stop is needed.
@@ -4133,17 +4112,3 @@ def test_who_asks_for_the_stop_decides_the_exception(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.expected_behavior == behaviour, mr
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\n\nIce: Creep along at walking pace.",
-        "Slick Roads\nRain, fog or snow cut your grip. Change your speed to suit:\na) Ice: Creep along at walking pace.",
-    ],
-)
-def test_a_label_is_read_past_a_blank_line_or_a_letter(
-    parser: OntologyGroundedParser, validator: OfflineValidator, text: str
-) -> None:
-    mr = best(parser, validator, text, "california")
-    assert mr is not None and "ice road" in mr.manipulation, mr
