@@ -1810,3 +1810,53 @@ def test_a_road_said_to_be_one_way_keeps_its_own_count(extractor: OfflineCrashEx
     s = extract(extractor, text)
     assert s.road_network.road_type == "Intersection"
     assert (s.road_network.lanes, s.road_network.ways) == (4, 1), s.notes
+
+
+@pytest.mark.parametrize(
+    ("light", "time"),
+    [
+        # no lamps along the road and the drivers' own lamps lit: the dark, told by what lit the road
+        ("No street lights line this stretch, and both drivers had their headlights on.", "Nighttime"),
+        ("The road is unlighted here; V1's high beams were on.", "Nighttime"),
+        ("Rain was falling in the beams of his headlamps.", "Nighttime"),
+        ("The overhead highway lights were on at the time.", "Nighttime"),
+        # a light condition outranks the lamps: headlights on by day
+        ("It was daylight, it was foggy, and both drivers had their headlights on.", "Daytime"),
+        # headlights seen or flashed are another driver's signal, not the light at the crash
+        ("It was daylight. The driver of V2 flashed his headlights to wave V1 through.", "Daytime"),
+    ],
+)
+def test_lamps_the_road_lacks_or_the_drivers_use_say_it_was_dark(
+    extractor: OfflineCrashExtractor, light: str, time: str
+) -> None:
+    """A road without street lights, or drivers driving with their own lamps on, is a night scene unless a light
+    condition ("daylight") says otherwise; overhead lights of any road said to be on are streetlights."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2006 Honda Civic, was westbound on a two-lane, two-way road. {light} The front of V1 "
+        "struck the back of Vehicle two (V2), a 2003 Ford Focus.",
+    )
+    assert s.env.time == time
+
+
+@pytest.mark.parametrize(
+    ("weather", "expected"),
+    [
+        ("It was daylight and overcast, and the pavement was wet from melting snow.", "Overcast"),
+        ("It was daylight under a clear sky; snow was piled along both shoulders.", "Clear"),
+        ("It was daylight and cloudy, with plowed snow heaped in the median.", "Cloudy"),
+        # falling snow is still the weather
+        ("It was daylight and snow was falling on the piled snow along the shoulders.", "Snowy"),
+    ],
+)
+def test_snow_lying_by_the_road_is_not_snow_falling(
+    extractor: OfflineCrashExtractor, weather: str, expected: str
+) -> None:
+    """Melting snow, or snow piled or heaped along the road, lies there from an earlier storm: the sky named in the
+    narrative is the weather."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2006 Honda Civic, was northbound on a two-lane, two-way rural road. {weather} The front "
+        "of V1 struck the front of Vehicle two (V2), a 2003 Ford Focus.",
+    )
+    assert s.env.weather == expected

@@ -53,7 +53,7 @@ def _lexicon() -> dict[str, Any]:
 # streetlights along the arterial were illuminated"), or headlights as the only light ("the only illumination came from
 # the headlights").
 _LIT_BY_LAMPS = re.compile(
-    r"\b(?:street\s?(?:lights?|lamps?)|luminaires?|overhead\s+(?:lights|lamps))\b[^.]{0,60}?\b(?:were|was)\s+"
+    r"\b(?:street\s?(?:lights?|lamps?)|luminaires?|overhead\s+(?:\w+\s+)?(?:lights|lamps))\b[^.]{0,60}?\b(?:were|was)\s+"
     r"(?:illuminated|on|lit|operating)\b"
     r"|\b(?:only|sole)\s+(?:illumination|light|lighting)\b[^.]{0,50}?\bheadlights?\b"
     r"|\blit\s+only\s+by\b[^.]{0,20}?\bheadlights?\b",
@@ -384,7 +384,8 @@ _BOUND_PAIR_AFTER = re.compile(
 # word that puts it in the past ("wet from an earlier rain", "the previous night's snow"): the road shows it, the
 # sky at the crash need not. Nor is snow on the road ("covered with packed snow") snow falling.
 _NEGATED = re.compile(
-    r"\b(?:not|no|without|earlier|previous|prior|recent|overnight|preceding|packed|compacted|plowed|covered\s+with)"
+    r"\b(?:not|no|without|earlier|previous|prior|recent|overnight|preceding|packed|compacted|plowed|melting|melted|"
+    r"piled|covered\s+with)"
     r"\s+(?:[\w']+\s+)?$",
     re.IGNORECASE,
 )
@@ -399,6 +400,8 @@ _ENDED = re.compile(
 )
 # "it had rained earlier in the evening": weather said to be earlier was over before the crash.
 _EARLIER = re.compile(r"\s+(?:earlier|previously|before\s+the\s+(?:crash|collision))\b", re.IGNORECASE)
+# Snow said to lie by the road, "snow was piled along the shoulders": left by an earlier storm, not falling.
+_LYING = re.compile(r"\s+(?:(?:was|were|had\s+been)\s+)?(?:piled|heaped|banked|plowed|lying)\b", re.IGNORECASE)
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
 # A light cue after "since" or after another event's verb says when something began or ended ("snow had been falling
@@ -1381,6 +1384,7 @@ class OfflineCrashExtractor:
             if any(
                 not _NEGATED.search(env_text, max(0, m.start() - 16), m.start())
                 and not _EARLIER.match(env_text, m.end())
+                and not _LYING.match(env_text, m.end())
                 and not _ENDED.match(env_text, m.end())
                 and not _AFTERWARDS.match(env_text[m.end() : m.end() + 160])
                 for m in p.finditer(env_text)
