@@ -4112,3 +4112,25 @@ def test_who_asks_for_the_stop_decides_the_exception(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.expected_behavior == behaviour, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        # weather after "after" is when the rule's thing came about, not the condition to replace
+        (
+            "Sinkholes and potholes tend to form after heavy rains. Slow down before the wheel drops into one.",
+            "pothole",
+        ),
+        ("Potholes show up after a long storm; ease off before you reach one.", "pothole"),
+        # a night cue that opens with "after" is still the rule's light
+        ("Slow down after dusk because pedestrians are hard to see.", "low lighting"),
+        # weather the rule itself names is still the condition
+        ("In heavy rain, slow down: potholes fill with water and hide.", "rain"),
+    ],
+)
+def test_weather_after_after_is_an_earlier_event(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation.lower(), mr

@@ -544,6 +544,15 @@ class OntologyGroundedParser:
             score += 0.2
         if m.term.category == "environment":
             score += 0.8
+            # "Potholes often open up after winter storms": weather after an "after" is when the rule's thing came
+            # about, an aside. (Not the light: "after dark" is the rule's night.)
+            if (
+                "after" in words[max(0, m.start - 3) : m.start]
+                and toks[max(0, m.start - 3)].sentence == sentence
+                and not set(tokens(m.surface)) & _NIGHT_WORDS
+            ):
+                score -= 1.5
+                m.aside = True
         lo = m.start
         while lo > 0 and toks[lo - 1].sentence == sentence and m.start - lo < 10:
             lo -= 1
@@ -1332,6 +1341,8 @@ _GENERIC_VEHICLE_WORDS = frozenset({"a", "an", "the", "another", "other", "any",
 _MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "convoy", "car"})
 _HAVING = frozenset({"has", "have", "with", "shows", "show"})
 _ARTICLES = frozenset({"a", "an", "the"})
+# Words of a night or twilight cue, which may open with "after" ("after dark", "after sunset").
+_NIGHT_WORDS = frozenset({"dark", "darkness", "sunset", "sundown", "nightfall", "dusk", "night"})
 _BLINK_WORDS = frozenset({"blink", "blinks", "blinking", "blinked", "flash", "flashes", "flashing", "flashed"})
 # The light's own verb and the adverbs that may stand before its "flashing" ("are no longer flashing", "is still not").
 _BE_AND_ADVERBS = frozenset(
