@@ -1824,6 +1824,15 @@ def test_a_road_said_to_be_one_way_keeps_its_own_count(extractor: OfflineCrashEx
         ("It was daylight, it was foggy, and both drivers had their headlights on.", "Daytime"),
         # headlights seen or flashed are another driver's signal, not the light at the crash
         ("It was daylight. The driver of V2 flashed his headlights to wave V1 through.", "Daytime"),
+        # traffic signals overhead are no street lighting
+        ("The overhead traffic lights were operating normally. It was daylight.", "Daytime"),
+        # a clock word outranks the lamps
+        ("The driver of V1 had her headlights on. The crash occurred in the afternoon.", "Daytime"),
+        # lamps on a vehicle, lamps denied, an unlit sign, and lamps on in rain name no dark
+        ("The headlights on V2 were damaged in a previous crash.", "Not mentioned"),
+        ("She stated that she did not have her headlights on.", "Not mentioned"),
+        ("The warning sign was not lighted.", "Not mentioned"),
+        ("It was raining and the driver had her headlights on.", "Not mentioned"),
     ],
 )
 def test_lamps_the_road_lacks_or_the_drivers_use_say_it_was_dark(
@@ -1847,6 +1856,11 @@ def test_lamps_the_road_lacks_or_the_drivers_use_say_it_was_dark(
         ("It was daylight and cloudy, with plowed snow heaped in the median.", "Cloudy"),
         # falling snow is still the weather
         ("It was daylight and snow was falling on the piled snow along the shoulders.", "Snowy"),
+        ("It was daylight and wet, melting snow was falling.", "Snowy"),
+        ("It was daylight under a clear sky, with piles of snow along the curbs.", "Clear"),
+        ("It was daylight and clear; snow banks lined the road.", "Clear"),
+        # only snow lies by the road: fog lying in the low areas is fog
+        ("It was daylight and fog was lying in the low areas along the road.", "Foggy"),
     ],
 )
 def test_snow_lying_by_the_road_is_not_snow_falling(

@@ -53,12 +53,33 @@ def _lexicon() -> dict[str, Any]:
 # streetlights along the arterial were illuminated"), or headlights as the only light ("the only illumination came from
 # the headlights").
 _LIT_BY_LAMPS = re.compile(
-    r"\b(?:street\s?(?:lights?|lamps?)|luminaires?|overhead\s+(?:\w+\s+)?(?:lights|lamps))\b[^.]{0,60}?\b(?:were|was)\s+"
-    r"(?:illuminated|on|lit|operating)\b"
+    r"\b(?:street\s?(?:lights?|lamps?)|luminaires?|"
+    r"overhead\s+(?:(?:freeway|highway|roadway|road|street|interstate|expressway|parkway)\s+)?(?:lights|lamps))\b"
+    r"[^.]{0,60}?\b(?:were|was)\s+(?:illuminated|on|lit|operating)\b"
     r"|\b(?:only|sole)\s+(?:illumination|light|lighting)\b[^.]{0,50}?\bheadlights?\b"
     r"|\blit\s+only\s+by\b[^.]{0,20}?\bheadlights?\b",
     re.IGNORECASE,
 )
+# What a narrative names only in the dark, used when it names no light condition and no clock: a road without lights
+# ("there were no street lights", "the highway was unlighted"), headlamp beams seen ("snowflakes streaming through the
+# beams of her headlamps"), or drivers with their own lamps on ("traveling with headlamps on") -- the last not in
+# rain, snow or fog, when drivers use them by day too.
+_UNLIT_ROAD = re.compile(
+    r"\bno\s+(?:street\s?(?:lights?|lamps?|lighting)|overhead\s+(?:lights|lighting))\b"
+    r"|\b(?:road|roadway|highway|street|intersection|area|junction|interchange|freeway|section|stretch|location)\s+"
+    r"(?:is|was|were|are)\s+(?:not\s+lighted|not\s+lit|unlighted|unlit)\b"
+    r"|\b(?:unlighted|unlit)\s+(?:road|roadway|highway|section|stretch|street|area|intersection|junction|interchange|"
+    r"freeway|location)\b",
+    re.IGNORECASE,
+)
+_LAMP_BEAMS = re.compile(r"\bbeams\s+of\s+(?:his|her|their|the|its)\s+head(?:lights|lamps)\b", re.IGNORECASE)
+_OWN_LAMPS = re.compile(
+    r"\b(?:head(?:lights|lamps)|high[- ]beams)\s+(?:(?:were|was)\s+)?(?:on|lit)\b"
+    r"(?!\s+(?:V\d|the|a|an|his|her|their|its|both|each)\b)",
+    re.IGNORECASE,
+)
+# "did not have her headlights on", "without headlights on": no lamps lit.
+_LAMPS_DENIED = re.compile(r"\b(?:not|never|without|no)\b[^.;]{0,24}$", re.IGNORECASE)
 
 
 def _phrase_re(phrases: list[str]) -> re.Pattern[str]:
@@ -384,8 +405,7 @@ _BOUND_PAIR_AFTER = re.compile(
 # word that puts it in the past ("wet from an earlier rain", "the previous night's snow"): the road shows it, the
 # sky at the crash need not. Nor is snow on the road ("covered with packed snow") snow falling.
 _NEGATED = re.compile(
-    r"\b(?:not|no|without|earlier|previous|prior|recent|overnight|preceding|packed|compacted|plowed|melting|melted|"
-    r"piled|covered\s+with)"
+    r"\b(?:not|no|without|earlier|previous|prior|recent|overnight|preceding|packed|compacted|plowed|covered\s+with)"
     r"\s+(?:[\w']+\s+)?$",
     re.IGNORECASE,
 )
@@ -400,8 +420,18 @@ _ENDED = re.compile(
 )
 # "it had rained earlier in the evening": weather said to be earlier was over before the crash.
 _EARLIER = re.compile(r"\s+(?:earlier|previously|before\s+the\s+(?:crash|collision))\b", re.IGNORECASE)
-# Snow said to lie by the road, "snow was piled along the shoulders": left by an earlier storm, not falling.
-_LYING = re.compile(r"\s+(?:(?:was|were|had\s+been)\s+)?(?:piled|heaped|banked|plowed|lying)\b", re.IGNORECASE)
+# Snow said to lie by the road, left by an earlier storm, is not snow falling: "wet from melting snow", "piles of
+# snow", "snow was piled along the shoulders", "snow banks lined the road" -- unless the same words say it fell
+# ("wet, melting snow was falling").
+_SNOW_LYING_BEFORE = re.compile(
+    r"\b(?:melting|melted|piled|piled-up|heaped|(?:piles|banks|mounds|heaps)\s+of)\s+(?:[\w']+\s+)?$", re.IGNORECASE
+)
+_SNOW_LYING_AFTER = re.compile(
+    r"\s+(?:(?:that|which)\s+)?(?:(?:was|were|had\s+been|lay)\s+)?(?:piled|heaped|banked|plowed|lying)\b"
+    r"|\s+(?:banks?|piles?|mounds?)\b",
+    re.IGNORECASE,
+)
+_FALLING = re.compile(r"\s+(?:(?:was|were)\s+(?:still\s+)?)?(?:falling|fell|coming\s+down)\b", re.IGNORECASE)
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
 # A light cue after "since" or after another event's verb says when something began or ended ("snow had been falling
@@ -1384,17 +1414,36 @@ class OfflineCrashExtractor:
             if any(
                 not _NEGATED.search(env_text, max(0, m.start() - 16), m.start())
                 and not _EARLIER.match(env_text, m.end())
-                and not _LYING.match(env_text, m.end())
+                and not (
+                    w == "Snowy"
+                    and (
+                        _SNOW_LYING_BEFORE.search(env_text, max(0, m.start() - 24), m.start())
+                        or _SNOW_LYING_AFTER.match(env_text, m.end())
+                    )
+                    and not _FALLING.match(env_text, m.end())
+                )
                 and not _ENDED.match(env_text, m.end())
                 and not _AFTERWARDS.match(env_text[m.end() : m.end() + 160])
                 for m in p.finditer(env_text)
             ):
                 weather = w
                 break
+        if time == "Not mentioned" and self._dark_by_lamps(pre, weather):
+            notes.append("no light condition or clock named; the road's or the drivers' lamps say it was dark")
+            time = "Nighttime"
         if weather == "Clear" and time == "Nighttime":
             notes.append("a clear night: no weather to render, so the weather is left unset")
             weather = "Not mentioned"
         return Env(time=time, weather=weather)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _dark_by_lamps(text: str, weather: str) -> bool:
+        """A road without lights, headlamp beams seen, or (not in rain, snow or fog) drivers' own lamps on."""
+        if _UNLIT_ROAD.search(text) or _LAMP_BEAMS.search(text):
+            return True
+        return weather not in {"Rainy", "Snowy", "Foggy"} and any(
+            not _LAMPS_DENIED.search(text, max(0, m.start() - 30), m.start()) for m in _OWN_LAMPS.finditer(text)
+        )
 
     @staticmethod
     def _clock_time(text: str, notes: list[str], month_text: str | None = None) -> str | None:
