@@ -4127,6 +4127,12 @@ def test_who_asks_for_the_stop_decides_the_exception(
         ("Slow down after dusk because pedestrians are hard to see.", "low lighting"),
         # weather the rule itself names is still the condition
         ("In heavy rain, slow down: potholes fill with water and hide.", "rain"),
+        # the "after" opens the weather's own clause only: what follows the comma is the rule's subject
+        ("After winter storms, potholes open up; slow down before you reach one.", "pothole"),
+        # ... in any sentence
+        ("Drive carefully. After a rain, the road is slippery; slow down.", "wet road"),
+        # rain that is only beginning is the rain of the rule
+        ("Right after rain begins, oil makes the road slick; slow down.", "rain"),
     ],
 )
 def test_weather_after_after_is_an_earlier_event(

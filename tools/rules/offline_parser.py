@@ -544,13 +544,7 @@ class OntologyGroundedParser:
             score += 0.2
         if m.term.category == "environment":
             score += 0.8
-            # "Potholes often open up after winter storms": weather after an "after" is when the rule's thing came
-            # about, an aside. (Not the light: "after dark" is the rule's night.)
-            if (
-                "after" in words[max(0, m.start - 3) : m.start]
-                and toks[max(0, m.start - 3)].sentence == sentence
-                and not set(tokens(m.surface)) & _NIGHT_WORDS
-            ):
+            if _after_the_weather(m, toks):
                 score -= 1.5
                 m.aside = True
         lo = m.start
@@ -1331,6 +1325,23 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
     return -1
 
 
+def _after_the_weather(m: Mention, toks: list[Token]) -> bool:
+    """ "Potholes often open up after winter storms": weather up to two words after an "after" in its own clause is
+    when the rule's thing came about, an aside. Not the light ("after dark", "after dusk, in rain"), nor weather that
+    is only beginning ("right after rain begins, oil makes the road slick")."""
+    if _LIGHTING.search(m.term.text.lower()) or _SURFACE.search(m.term.text.lower()):
+        return False
+    clause = toks[m.start].clause
+    for i in range(m.start - 1, max(-1, m.start - 4), -1):
+        if toks[i].clause != clause or toks[i].sentence != toks[m.start].sentence:
+            return False
+        if toks[i].word == "after":
+            between = {t.word for t in toks[i + 1 : m.end]}
+            beginning = m.end < len(toks) and toks[m.end].word in _BEGINNING
+            return not (between & _NIGHT_WORDS) and not beginning
+    return False
+
+
 def _has_any(words: Sequence[str], phrases: Sequence[tuple[str, ...]]) -> bool:
     """Whether any of ``phrases`` occurs in ``words``."""
     return any(_find(words, phrase) >= 0 for phrase in phrases)
@@ -1342,7 +1353,8 @@ _MOTOR_WORDS = frozenset({"vehicle", "bus", "truck", "tractor", "trailer", "conv
 _HAVING = frozenset({"has", "have", "with", "shows", "show"})
 _ARTICLES = frozenset({"a", "an", "the"})
 # Words of a night or twilight cue, which may open with "after" ("after dark", "after sunset").
-_NIGHT_WORDS = frozenset({"dark", "darkness", "sunset", "sundown", "nightfall", "dusk", "night"})
+_NIGHT_WORDS = frozenset({"dark", "darkness", "sunset", "sundown", "nightfall", "dusk", "night", "twilight"})
+_BEGINNING = frozenset({"begin", "begins", "began", "start", "starts", "started", "starting", "beginning"})
 _BLINK_WORDS = frozenset({"blink", "blinks", "blinking", "blinked", "flash", "flashes", "flashing", "flashed"})
 # The light's own verb and the adverbs that may stand before its "flashing" ("are no longer flashing", "is still not").
 _BE_AND_ADVERBS = frozenset(
