@@ -1874,3 +1874,41 @@ def test_snow_lying_by_the_road_is_not_snow_falling(
         "of V1 struck the front of Vehicle two (V2), a 2003 Ford Focus.",
     )
     assert s.env.weather == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "main", "branch"),
+    [
+        # the first road forms the T with the second: the first is the stem, though both have two lanes
+        (
+            "a two-lane, one-way connector that widened near its stop line and formed a T-intersection with a "
+            "two-lane, two-way county highway",
+            "the highway",
+            (2, 2),
+            (2, 1),
+        ),
+        (
+            "a two-lane, two-way highway",
+            "a two-lane, one-way frontage road that forms a T-junction with the highway",
+            (2, 2),
+            (2, 1),
+        ),
+    ],
+)
+def test_the_road_that_forms_a_t_with_another_is_its_stem(
+    extractor: OfflineCrashExtractor,
+    first: str,
+    second: str,
+    main: tuple[int, int],
+    branch: tuple[int, int],
+) -> None:
+    """'X formed a T-intersection with Y': X ends at Y, so X is the branch even when the lane counts do not tell."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2010 Ford Fusion, was traveling north on {first}. Vehicle two (V2), a 2011 Mazda 3, "
+        f"was traveling east on {second}. It was daylight. The front of V2 struck the left side of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "T-intersection"
+    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == main
+    assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == branch

@@ -175,11 +175,14 @@ _LINK = re.compile(
     re.IGNORECASE,
 )
 _ON_THE_ROAD = re.compile(r"\b(?:on|along|(?:lanes?|shoulder|side)\s+of)$", re.IGNORECASE)
-# "a gravel road approaching its end at a boulevard": the road before "its end" is the branch. So is the road of a
-# clause that "... and ends at the avenue" ("Second Street, which carries two lanes, comes in from the west and ends at
+# "a gravel road approaching its end at a boulevard": the road before "its end" is the branch, as is the road that
+# "forms a T-intersection with" another. So is the road of a clause that "... and ends at the avenue" ("Second Street, which carries two lanes, comes in from the west and ends at
 # the avenue"), however long the clause.
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
+    # "a one-way road that widened to two lanes and formed a T-intersection with a two-way state route": the road that
+    # forms a T with another is its stem
+    r"|\b(?:forms|formed|forming)\s+a\s+(?:three-leg\s+|3-leg\s+)?T[\s-]?(?:intersection|junction)\s+with\b"
     # "the access road meets the highway from the east and ends", "a street meets it from the south and ends there"
     r"|\b(?:meets|met|joins|joined)\s+(?:[\w.-]+\s+){0,4}?from\s+the\s+(?:north|south|east|west)\s+and\s+"
     r"(?:ends|ended|terminates|terminated)(?:\s+there)?(?=\s*[.,;])"
