@@ -4140,3 +4140,36 @@ def test_weather_after_after_is_an_earlier_event(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation.lower(), mr
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "road"),
+    [
+        # road surfaces listed as a rider's hazards: the rider is the subject, and the tracks among them no crossing
+        (
+            "Oil slicks, potholes, loose gravel and streetcar rails can throw a motorcycle down. Leave extra room "
+            "behind motorcyclists.",
+            "motorcyclist",
+            "any roads",
+        ),
+        (
+            "Potholes, ice, mud and railroad tracks make a bicyclist more likely to fall, so pass cyclists with extra "
+            "room.",
+            "bicyclist",
+            "any roads",
+        ),
+        # two surfaces are no list: the condition the rule names keeps its lead
+        ("Wet or icy pavement is hard on motorcyclists; slow down.", "wet road", "any roads"),
+        # a list of weather and light, not of surfaces, leaves the places where it holds
+        (
+            "After dark and in rain or fog, slow down and watch for pedestrians, especially near crosswalks.",
+            "pedestrian",
+            "crosswalk",
+        ),
+    ],
+)
+def test_surfaces_listed_as_a_riders_hazards_make_the_rider_the_subject(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, term: str, road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and term in mr.manipulation.lower() and mr.road_type == road, mr

@@ -881,6 +881,18 @@ class OntologyGroundedParser:
             }
             if cause and any(m.term not in cause for m in ranked):
                 ranked = [*(m for m in ranked if m.term not in cause), *(m for m in ranked if m.term in cause)]
+        # A list of road hazards said to endanger a rider ("Potholes, loose gravel, wet pavement and railroad tracks are
+        # more dangerous for motorcyclists than for drivers"): the hazards are the rider's, and the rider, whom the ego
+        # must give room, is the rule's subject.
+        if ranked and ranked[0].term.category == "environment":
+            rider = next((m for m in ranked if m.term.normalised in _RIDERS and not (m.ruled_out or m.aside)), None)
+            said_with = {
+                analysis.tokens[m.start].sentence
+                for m in analysis.manipulations
+                if m.term.normalised in _RIDERS and not m.ruled_out
+            }
+            if rider is not None and len(_surfaces_in(analysis, said_with)) >= 3:
+                ranked = _first(rider, ranked)
         # An officer directing traffic overrides the lights and signs ("If a traffic officer waves you through a red
         # light, go"): where every mention of the leading light or sign lies in a sentence in which an officer
         # directs (the word "officer" with a directing word near it), the officer term is the rule's subject. ("Once
@@ -970,6 +982,9 @@ class OntologyGroundedParser:
         if manipulation is not None and manipulation.category == "environment":
             return [m for m in self.places(model, analysis) if _sets_the_rule(m, analysis.tokens)]
         specific = self.places(model, analysis)
+        # A place listed among road hazards ("Potholes, loose gravel, wet pavement and railroad tracks are more
+        # dangerous for motorcyclists") is one more hazard on the road, not where the rule holds.
+        specific = [m for m in specific if not _among_hazards(m, analysis)]
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
         # buses flash yellow lights").
@@ -1323,6 +1338,24 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
         if tuple(words[i : i + n]) == needle:
             return i
     return -1
+
+
+def _among_hazards(place: Mention, analysis: RuleAnalysis) -> bool:
+    """Whether ``place`` is named in a sentence that lists three road surfaces or more (a list of hazards)."""
+    sentence = analysis.tokens[place.start].sentence
+    return len(_surfaces_in(analysis, {sentence})) >= 3
+
+
+def _surfaces_in(analysis: RuleAnalysis, sentences: set[int]) -> set[Term]:
+    """The road-surface terms ("wet road", "Potholes", "Loose Gravel") the rule names in ``sentences``."""
+    return {
+        m.term
+        for m in analysis.manipulations
+        if m.term.category == "environment"
+        and _SURFACE.search(m.term.text.lower())
+        and not m.ruled_out
+        and analysis.tokens[m.start].sentence in sentences
+    }
 
 
 def _after_the_weather(m: Mention, toks: list[Token]) -> bool:
@@ -2138,6 +2171,7 @@ _FOR_USERS = tuple(
     )
 )
 # Road users a driver watches out for, whatever lane they have: no lane's mere users.
+_RIDERS = frozenset({"motorcyclist", "bicyclist"})
 _VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "person", "micro-vehicle", "passenger"})
 
 
