@@ -1893,6 +1893,19 @@ def test_snow_lying_by_the_road_is_not_snow_falling(
             (2, 2),
             (2, 1),
         ),
+        # where the lane counts tell, the wider road goes through, whichever road the phrase is said of
+        (
+            "a two-lane, two-way county road",
+            "a four-lane, two-way state highway. The county road forms a T-intersection with the highway",
+            (4, 2),
+            (2, 2),
+        ),
+        (
+            "a two-lane, two-way side street",
+            "Main Street, a four-lane, two-way arterial that formed a T-intersection with the side street",
+            (4, 2),
+            (2, 2),
+        ),
     ],
 )
 def test_the_road_that_forms_a_t_with_another_is_its_stem(
@@ -1902,7 +1915,7 @@ def test_the_road_that_forms_a_t_with_another_is_its_stem(
     main: tuple[int, int],
     branch: tuple[int, int],
 ) -> None:
-    """'X formed a T-intersection with Y': X ends at Y, so X is the branch even when the lane counts do not tell."""
+    """'X, which formed a T-intersection with Y': X ends at Y, so X is the branch where the lane counts do not tell."""
     s = extract(
         extractor,
         f"Vehicle one (V1), a 2010 Ford Fusion, was traveling north on {first}. Vehicle two (V2), a 2011 Mazda 3, "

@@ -174,15 +174,19 @@ _LINK = re.compile(
     r"\b(?:on|along|onto|of|with|at|and|or|to|toward|towards|approaching|into|in|near|from|past|crossing|meets?|joins?)\b",
     re.IGNORECASE,
 )
+# A road whose own clause says it "formed a T-intersection with" another ("a one-way road that widened to two lanes and
+# formed a T-intersection with a two-way state route"): where the lane counts do not tell, it is the T's stem.
+_FORMS_A_T = re.compile(
+    r"\b(?:that|which)\s+[^.;]{0,120}?\b(?:forms|formed)\s+(?:a|the)\s+(?:three-leg\s+|3-leg\s+)?"
+    r"T[\s-]?(?:intersection|junction)\s+with\b",
+    re.IGNORECASE,
+)
 _ON_THE_ROAD = re.compile(r"\b(?:on|along|(?:lanes?|shoulder|side)\s+of)$", re.IGNORECASE)
-# "a gravel road approaching its end at a boulevard": the road before "its end" is the branch, as is the road that
-# "forms a T-intersection with" another. So is the road of a clause that "... and ends at the avenue" ("Second Street, which carries two lanes, comes in from the west and ends at
+# "a gravel road approaching its end at a boulevard": the road before "its end" is the branch. So is the road of a
+# clause that "... and ends at the avenue" ("Second Street, which carries two lanes, comes in from the west and ends at
 # the avenue"), however long the clause.
 _END_AT = re.compile(
     r"\bits\s+end\s+at\b"
-    # "a one-way road that widened to two lanes and formed a T-intersection with a two-way state route": the road that
-    # forms a T with another is its stem
-    r"|\b(?:forms|formed|forming)\s+a\s+(?:three-leg\s+|3-leg\s+)?T[\s-]?(?:intersection|junction)\s+with\b"
     # "the access road meets the highway from the east and ends", "a street meets it from the south and ends there"
     r"|\b(?:meets|met|joins|joined)\s+(?:[\w.-]+\s+){0,4}?from\s+the\s+(?:north|south|east|west)\s+and\s+"
     r"(?:ends|ended|terminates|terminated)(?:\s+there)?(?=\s*[.,;])"
@@ -876,6 +880,8 @@ class OfflineCrashExtractor:
                 # Where nothing says which road ends, the wider one goes through: in every T of the development
                 # cases and the read probe sets (62), the main road has at least as many lanes as the branch.
                 branch, first = first, branch
+            elif len(main) > 1 and (stem := self._forms_a_t(text, main)) is not None:
+                branch, first = stem, next(r for r in main if r is not stem)
             at_junction = [
                 r
                 for r in main
@@ -933,6 +939,22 @@ class OfflineCrashExtractor:
         if not main and (road_type in {"T-intersection", "Merge"} or not ramps):
             notes.append("the narrative gives no lane count; the template's default is used")
         return RoadNetwork(**net)
+
+    @staticmethod
+    def _forms_a_t(text: str, roads: list[_Road]) -> _Road | None:
+        """The road whose own clause says it formed a T with another (the road just before its "that" or "which", in
+        the same sentence), for roads of the same lane count or uncounted."""
+        m = _FORMS_A_T.search(text)
+        if m is None:
+            return None
+        before = [r for r in roads if _sentence_start(text, m.start()) <= r.at <= m.start()]
+        if not before:
+            return None
+        stem = before[-1]
+        other = [r for r in roads if r is not stem]
+        if stem.lanes and other and other[0].lanes and stem.lanes != other[0].lanes:
+            return None
+        return stem
 
     def _ending_road(self, text: str, roads: list[_Road]) -> _Road | None:
         """The described road that ends at another one: the road a vehicle is put on where the ending is that
