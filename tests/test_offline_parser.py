@@ -4147,17 +4147,20 @@ def test_weather_after_after_is_an_earlier_event(
     [
         # road surfaces listed as a rider's hazards: the rider is the subject, and the tracks among them no crossing
         (
-            "Oil slicks, potholes, loose gravel and streetcar rails can throw a motorcycle down. Leave extra room "
-            "behind motorcyclists.",
+            "Oil slicks, potholes, loose gravel and streetcar rails are far more dangerous for motorcyclists. Leave "
+            "extra room behind them.",
             "motorcyclist",
             "any roads",
         ),
         (
-            "Potholes, ice, mud and railroad tracks make a bicyclist more likely to fall, so pass cyclists with extra "
-            "room.",
+            "Potholes, ice, mud and railroad tracks make it harder for a bicyclist to stay up, so pass cyclists with "
+            "extra room.",
             "bicyclist",
             "any roads",
         ),
+        # a rider who is one more road user, not the one the surfaces endanger, leaves the surface its lead
+        ("Slow down on wet, icy or slippery roads; bicyclists may also be on the shoulder.", "wet road", "any roads"),
+        ("Ice, mud and wet roads make every vehicle skid, not just motorcycles; slow down.", "ice", "any roads"),
         # two surfaces are no list: the condition the rule names keeps its lead
         ("Wet or icy pavement is hard on motorcyclists; slow down.", "wet road", "any roads"),
         # a list of weather and light, not of surfaces, leaves the places where it holds
@@ -4173,3 +4176,14 @@ def test_surfaces_listed_as_a_riders_hazards_make_the_rider_the_subject(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and term in mr.manipulation.lower() and mr.road_type == road, mr
+
+
+def test_a_place_that_sets_the_rule_is_no_item_of_a_hazard_list(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """ "At railroad crossings, the tracks may be wet, icy or covered with gravel": the crossing is the rule's place."""
+    text = (
+        "At railroad crossings, the tracks may be wet, icy or covered with gravel; slow down and watch for bicyclists."
+    )
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == "railroad crossings", mr

@@ -885,13 +885,20 @@ class OntologyGroundedParser:
         # more dangerous for motorcyclists than for drivers"): the hazards are the rider's, and the rider, whom the ego
         # must give room, is the rule's subject.
         if ranked and ranked[0].term.category == "environment":
-            rider = next((m for m in ranked if m.term.normalised in _RIDERS and not (m.ruled_out or m.aside)), None)
-            said_with = {
-                analysis.tokens[m.start].sentence
+            endangered = [
+                m
                 for m in analysis.manipulations
-                if m.term.normalised in _RIDERS and not m.ruled_out
+                if m.term.normalised in _RIDERS and not (m.ruled_out or m.aside) and _endangered(m, analysis.tokens)
+            ]
+            rider = next((m for m in ranked if endangered and m.term == endangered[0].term), None)
+            # (the list in the rider's sentence or the next: "Road hazards for motorcyclists. A pothole, a patch of
+            # gravel, a slick painted line ...")
+            near = {
+                s
+                for m in endangered
+                for s in (analysis.tokens[m.start].sentence, analysis.tokens[m.start].sentence + 1)
             }
-            if rider is not None and len(_surfaces_in(analysis, said_with)) >= 3:
+            if rider is not None and len(_surfaces_in(analysis, near)) >= 3:
                 ranked = _first(rider, ranked)
         # An officer directing traffic overrides the lights and signs ("If a traffic officer waves you through a red
         # light, go"): where every mention of the leading light or sign lies in a sentence in which an officer
@@ -983,8 +990,9 @@ class OntologyGroundedParser:
             return [m for m in self.places(model, analysis) if _sets_the_rule(m, analysis.tokens)]
         specific = self.places(model, analysis)
         # A place listed among road hazards ("Potholes, loose gravel, wet pavement and railroad tracks are more
-        # dangerous for motorcyclists") is one more hazard on the road, not where the rule holds.
-        specific = [m for m in specific if not _among_hazards(m, analysis)]
+        # dangerous for motorcyclists") is one more hazard on the road, not where the rule holds (a place that sets
+        # the rule, "At railroad crossings, the tracks may be wet, icy or covered with gravel", keeps its place).
+        specific = [m for m in specific if not (_among_hazards(m, analysis) and not _sets_the_rule(m, analysis.tokens))]
         # A coloured light implies a junction when the light is what the rule is about (a signal); when the rule
         # is about something else, the lights are its own ("an ambulance using a siren and red lights", "school
         # buses flash yellow lights").
@@ -1341,9 +1349,25 @@ def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
 
 
 def _among_hazards(place: Mention, analysis: RuleAnalysis) -> bool:
-    """Whether ``place`` is named in a sentence that lists three road surfaces or more (a list of hazards)."""
+    """Whether ``place`` is an item of a list of three road surfaces or more: named in their sentence after one of
+    them ("Potholes, loose gravel, wet pavement, painted lines and railroad tracks"), not before them as what they
+    cover ("the tracks may be wet, icy or covered with gravel")."""
     sentence = analysis.tokens[place.start].sentence
-    return len(_surfaces_in(analysis, {sentence})) >= 3
+    surfaces = _surfaces_in(analysis, {sentence})
+    return len(surfaces) >= 3 and any(
+        m.term in surfaces
+        and analysis.tokens[m.start].sentence == sentence
+        and place.start - 12 <= m.end <= place.start
+        for m in analysis.manipulations
+    )
+
+
+def _endangered(rider: Mention, toks: list[Token]) -> bool:
+    """Whether the rider is named as the one a hazard endangers ("more dangerous for motorcyclists", "harder for a
+    motorcyclist", "for someone on a motorcycle"), not as one more road user ("as well as for bicyclists")."""
+    lo = max(0, rider.start - 4)
+    before = [t.word for t in toks[lo : rider.start] if t.clause == toks[rider.start].clause]
+    return bool({"for", "to"} & set(before)) and not _has_any(before, _ALSO_PHRASES)
 
 
 def _surfaces_in(analysis: RuleAnalysis, sentences: set[int]) -> set[Term]:
@@ -2172,6 +2196,7 @@ _FOR_USERS = tuple(
 )
 # Road users a driver watches out for, whatever lane they have: no lane's mere users.
 _RIDERS = frozenset({"motorcyclist", "bicyclist"})
+_ALSO_PHRASES = [("as", "well", "as"), ("not", "just"), ("not", "only"), ("also",), ("even",)]
 _VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "person", "micro-vehicle", "passenger"})
 
 
