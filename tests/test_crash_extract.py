@@ -1925,3 +1925,23 @@ def test_the_road_that_forms_a_t_with_another_is_its_stem(
     assert s.road_network.road_type == "T-intersection"
     assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == main
     assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == branch
+
+
+@pytest.mark.parametrize(
+    ("vehicle", "kind"),
+    [
+        ("a 2011 MCI D4505 motor coach", "Truck"),
+        ("a 2015 Chevrolet G4500 type III ambulance", "Truck"),
+        # a van-bodied ambulance stays a car, as a van does
+        ("a 2016 Ford Transit van ambulance", "Car"),
+    ],
+)
+def test_coaches_and_box_ambulances_are_trucks(extractor: OfflineCrashExtractor, vehicle: str, kind: str) -> None:
+    """A motor coach (or a coach maker's vehicle) is a bus, and a type I or III (box) ambulance a straight truck:
+    both are SAFE's Truck."""
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2006 Honda Civic, was traveling north on a two-lane, two-way road. Vehicle two (V2), "
+        f"{vehicle}, was traveling south. It was daylight. The front of V2 struck the front of V1.",
+    )
+    assert {a.id: a.vehicle_class for a in s.actors}["V2"] == kind
