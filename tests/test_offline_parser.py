@@ -4187,3 +4187,20 @@ def test_a_place_that_sets_the_rule_is_no_item_of_a_hazard_list(
     )
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == "railroad crossings", mr
+
+
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        # one's turn in a queue is no turn at a junction
+        ("Ramp meters let one vehicle onto the freeway at a time; wait at the ramp meter for your turn.", "any roads"),
+        ("At a ramp meter, carpools may use the bypass lane; everyone else waits there for their turn.", "any roads"),
+        # a turn that is made keeps its junction
+        ("Before you start your turn, look for bicyclists coming up on your right.", "intersection"),
+    ],
+)
+def test_ones_turn_in_a_queue_names_no_junction(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == road, mr
