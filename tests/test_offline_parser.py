@@ -4097,6 +4097,11 @@ def test_water_over_the_road_is_a_flooded_road(
         # The bus's own stop is no request to the driver: the rule's statement is that no stop is needed.
         ("If a school bus stops on the other side of a divided highway, you do not have to stop.", "keep current"),
         ("So long as the bus is across a divided highway you do not have to stop for it.", "keep current"),
+        # the sign or the law that does not require a stop
+        (
+            "A school bus with flashing red lights on the far side of a divided highway does not require you to stop.",
+            "keep current",
+        ),
         # Lacking time to brake is no cue of its own, and a bulleted first line is no heading.
         ("If you follow a truck too closely, you will not have time to brake.", "slow down"),
         (
