@@ -1932,6 +1932,7 @@ def test_the_road_that_forms_a_t_with_another_is_its_stem(
     [
         ("a 2011 MCI D4505 motor coach", "Truck"),
         ("a 2015 Chevrolet G4500 type III ambulance", "Truck"),
+        ("a 2013 Ford F-450 Type 1 ambulance", "Truck"),
         # a van-bodied ambulance stays a car, as a van does
         ("a 2016 Ford Transit van ambulance", "Car"),
     ],

@@ -4198,10 +4198,12 @@ def test_a_place_that_sets_the_rule_is_no_item_of_a_hazard_list(
     ("text", "road"),
     [
         # one's turn in a queue is no turn at a junction
-        ("Ramp meters let one vehicle onto the freeway at a time; wait at the ramp meter for your turn.", "any roads"),
-        ("At a ramp meter, carpools may use the bypass lane; everyone else waits there for their turn.", "any roads"),
+        ("Ramp meters let one vehicle onto the freeway at a time; wait for your turn at the ramp meter.", "any roads"),
+        ("At a ramp meter, carpools may use the bypass lane; everyone else waits for their turn.", "any roads"),
         # a turn that is made keeps its junction
         ("Before you start your turn, look for bicyclists coming up on your right.", "intersection"),
+        ("Signal for your turn and yield to oncoming traffic.", "intersection"),
+        ("Bicyclists in turn lanes must yield to pedestrians.", "intersection"),
     ],
 )
 def test_ones_turn_in_a_queue_names_no_junction(
