@@ -49,9 +49,9 @@ def _lexicon() -> dict[str, Any]:
     return data
 
 
-# Light that only lamps give: streetlights (or luminaires) said to be on, with words between ("the overhead
-# streetlights along the arterial were illuminated"), or headlights as the only light ("the only illumination came from
-# the headlights").
+# Light that only lamps give: streetlights (or luminaires, or a road's overhead lights, "the overhead freeway lights";
+# not the overhead signals) said to be on, with words between ("the overhead streetlights along the arterial were
+# illuminated"), or headlights as the only light ("the only illumination came from the headlights").
 _LIT_BY_LAMPS = re.compile(
     r"\b(?:street\s?(?:lights?|lamps?)|luminaires?|"
     r"overhead\s+(?:(?:freeway|highway|roadway|road|street|interstate|expressway|parkway)\s+)?(?:lights|lamps))\b"
@@ -880,6 +880,7 @@ class OfflineCrashExtractor:
                 # Where nothing says which road ends, the wider one goes through: in every T of the development
                 # cases and the read probe sets (62), the main road has at least as many lanes as the branch.
                 branch, first = first, branch
+            # ... and where the lanes do not tell, the road whose own clause says it formed the T is its stem.
             elif len(main) > 1 and (stem := self._forms_a_t(text, main)) is not None:
                 branch, first = stem, next(r for r in main if r is not stem)
             at_junction = [

@@ -2195,9 +2195,11 @@ _FOR_USERS = tuple(
     )
 )
 # Road users a driver watches out for, whatever lane they have: no lane's mere users.
+_VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "person", "micro-vehicle", "passenger"})
+# Riders whom road surfaces endanger ("more dangerous for motorcyclists"), and the words that make one more road user
+# of a rider ("as well as for bicyclists", "not just motorcycles").
 _RIDERS = frozenset({"motorcyclist", "bicyclist"})
 _ALSO_PHRASES = [("as", "well", "as"), ("not", "just"), ("not", "only"), ("also",), ("even",)]
-_VULNERABLE_WORDS = frozenset({"pedestrian", "bicyclist", "bicycle", "child", "person", "micro-vehicle", "passenger"})
 
 
 # Things that stand between a driver and what they need to see (the tokenizer reads plurals as singulars), and the
