@@ -414,6 +414,33 @@ def test_junction_words_beyond_the_dev_cases(extractor: OfflineCrashExtractor, r
             (4, 2),
             (2, 1),
         ),
+        # the first road forms the T with the second: the first is the stem, though both have two lanes
+        (
+            "a two-lane, one-way connector that widened near its stop line and formed a T-intersection with a "
+            "two-lane, two-way county highway",
+            "the highway",
+            (2, 2),
+            (2, 1),
+        ),
+        (
+            "a two-lane, two-way highway",
+            "a two-lane, one-way frontage road that forms a T-junction with the highway",
+            (2, 2),
+            (2, 1),
+        ),
+        # where the lane counts tell, the wider road goes through, whichever road the phrase is said of
+        (
+            "a two-lane, two-way county road",
+            "a four-lane, two-way state highway. The county road forms a T-intersection with the highway",
+            (4, 2),
+            (2, 2),
+        ),
+        (
+            "a two-lane, two-way side street",
+            "Main Street, a four-lane, two-way arterial that formed a T-intersection with the side street",
+            (4, 2),
+            (2, 2),
+        ),
     ],
 )
 def test_a_road_that_ends_at_another_is_the_branch_of_a_t(
@@ -424,7 +451,8 @@ def test_a_road_that_ends_at_another_is_the_branch_of_a_t(
     branch: tuple[int, int],
 ) -> None:
     """'a road that terminates at / ends at' another makes a T-intersection (with or without 'that', in any tense),
-    and that road is its branch, whichever the narrative described first."""
+    and that road is its branch, whichever the narrative described first. 'X, which formed a T-intersection with Y':
+    X is the branch too, where the lane counts do not tell."""
     s = extract(
         extractor,
         f"Vehicle one (V1), a 2004 Toyota Camry, was traveling south on {first}. Vehicle two (V2), a 2005 Honda "
@@ -883,13 +911,33 @@ def test_roads_described_after_the_crash_with_widths_one_sided_junctions_and_end
         ("The crash occurred at 0545 hours on a January morning.", "Nighttime"),
         # a clock word without its hyphen
         ("The crash happened in midafternoon on a weekday.", "Daytime"),
+        # no lamps along the road and the drivers' own lamps lit: the dark, told by what lit the road
+        ("No street lights line this stretch, and both drivers had their headlights on.", "Nighttime"),
+        ("The road is unlighted here; V1's high beams were on.", "Nighttime"),
+        ("Rain was falling in the beams of his headlamps.", "Nighttime"),
+        ("The overhead highway lights were on at the time.", "Nighttime"),
+        # a light condition outranks the lamps: headlights on by day
+        ("It was daylight, it was foggy, and both drivers had their headlights on.", "Daytime"),
+        # headlights seen or flashed are another driver's signal, not the light at the crash
+        ("It was daylight. The driver of V2 flashed his headlights to wave V1 through.", "Daytime"),
+        # traffic signals overhead are no street lighting
+        ("The overhead traffic lights were operating normally. It was daylight.", "Daytime"),
+        # a clock word outranks the lamps
+        ("The driver of V1 had her headlights on. The crash occurred in the afternoon.", "Daytime"),
+        # lamps on a vehicle, lamps denied, an unlit sign, and lamps on in rain name no dark
+        ("The headlights on V2 were damaged in a previous crash.", "Not mentioned"),
+        ("She stated that she did not have her headlights on.", "Not mentioned"),
+        ("The warning sign was not lighted.", "Not mentioned"),
+        ("It was raining and the driver had her headlights on.", "Not mentioned"),
     ],
 )
 def test_lamps_that_are_on_or_the_sun_in_view_give_night_or_day(
     extractor: OfflineCrashExtractor, light: str, time: str
 ) -> None:
     """Streetlights on or headlights as the only light mean night; a sun not yet set or in the driver's view, day.
-    (The clock-time test above asks the same of a clock time.)"""
+    (The clock-time test above asks the same of a clock time.) Where no light condition or clock is named, a road
+    without street lights, headlamp beams seen or drivers with their own lamps on (not in rain, snow or fog) mean night
+    too; overhead lights of a road said to be on are streetlights, overhead signals are not."""
     s = extract(
         extractor,
         f"Vehicle one (V1), a 2005 Toyota Camry, was northbound on a two-lane, two-way road. {light} The front of V1 "
@@ -1813,42 +1861,6 @@ def test_a_road_said_to_be_one_way_keeps_its_own_count(extractor: OfflineCrashEx
 
 
 @pytest.mark.parametrize(
-    ("light", "time"),
-    [
-        # no lamps along the road and the drivers' own lamps lit: the dark, told by what lit the road
-        ("No street lights line this stretch, and both drivers had their headlights on.", "Nighttime"),
-        ("The road is unlighted here; V1's high beams were on.", "Nighttime"),
-        ("Rain was falling in the beams of his headlamps.", "Nighttime"),
-        ("The overhead highway lights were on at the time.", "Nighttime"),
-        # a light condition outranks the lamps: headlights on by day
-        ("It was daylight, it was foggy, and both drivers had their headlights on.", "Daytime"),
-        # headlights seen or flashed are another driver's signal, not the light at the crash
-        ("It was daylight. The driver of V2 flashed his headlights to wave V1 through.", "Daytime"),
-        # traffic signals overhead are no street lighting
-        ("The overhead traffic lights were operating normally. It was daylight.", "Daytime"),
-        # a clock word outranks the lamps
-        ("The driver of V1 had her headlights on. The crash occurred in the afternoon.", "Daytime"),
-        # lamps on a vehicle, lamps denied, an unlit sign, and lamps on in rain name no dark
-        ("The headlights on V2 were damaged in a previous crash.", "Not mentioned"),
-        ("She stated that she did not have her headlights on.", "Not mentioned"),
-        ("The warning sign was not lighted.", "Not mentioned"),
-        ("It was raining and the driver had her headlights on.", "Not mentioned"),
-    ],
-)
-def test_lamps_the_road_lacks_or_the_drivers_use_say_it_was_dark(
-    extractor: OfflineCrashExtractor, light: str, time: str
-) -> None:
-    """A road without street lights, or drivers driving with their own lamps on, is a night scene unless a light
-    condition ("daylight") says otherwise; overhead lights of any road said to be on are streetlights."""
-    s = extract(
-        extractor,
-        f"Vehicle one (V1), a 2006 Honda Civic, was westbound on a two-lane, two-way road. {light} The front of V1 "
-        "struck the back of Vehicle two (V2), a 2003 Ford Focus.",
-    )
-    assert s.env.time == time
-
-
-@pytest.mark.parametrize(
     ("weather", "expected"),
     [
         ("It was daylight and overcast, and the pavement was wet from melting snow.", "Overcast"),
@@ -1874,57 +1886,6 @@ def test_snow_lying_by_the_road_is_not_snow_falling(
         "of V1 struck the front of Vehicle two (V2), a 2003 Ford Focus.",
     )
     assert s.env.weather == expected
-
-
-@pytest.mark.parametrize(
-    ("first", "second", "main", "branch"),
-    [
-        # the first road forms the T with the second: the first is the stem, though both have two lanes
-        (
-            "a two-lane, one-way connector that widened near its stop line and formed a T-intersection with a "
-            "two-lane, two-way county highway",
-            "the highway",
-            (2, 2),
-            (2, 1),
-        ),
-        (
-            "a two-lane, two-way highway",
-            "a two-lane, one-way frontage road that forms a T-junction with the highway",
-            (2, 2),
-            (2, 1),
-        ),
-        # where the lane counts tell, the wider road goes through, whichever road the phrase is said of
-        (
-            "a two-lane, two-way county road",
-            "a four-lane, two-way state highway. The county road forms a T-intersection with the highway",
-            (4, 2),
-            (2, 2),
-        ),
-        (
-            "a two-lane, two-way side street",
-            "Main Street, a four-lane, two-way arterial that formed a T-intersection with the side street",
-            (4, 2),
-            (2, 2),
-        ),
-    ],
-)
-def test_the_road_that_forms_a_t_with_another_is_its_stem(
-    extractor: OfflineCrashExtractor,
-    first: str,
-    second: str,
-    main: tuple[int, int],
-    branch: tuple[int, int],
-) -> None:
-    """'X, which formed a T-intersection with Y': X ends at Y, so X is the branch where the lane counts do not tell."""
-    s = extract(
-        extractor,
-        f"Vehicle one (V1), a 2010 Ford Fusion, was traveling north on {first}. Vehicle two (V2), a 2011 Mazda 3, "
-        f"was traveling east on {second}. It was daylight. The front of V2 struck the left side of V1.",
-    )
-    net = s.to_safe()["Road network"]
-    assert s.road_network.road_type == "T-intersection"
-    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == main
-    assert (net["No_lanes_branch_road"], net["No_ways_branch_road"]) == branch
 
 
 @pytest.mark.parametrize(
