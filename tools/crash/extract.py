@@ -64,12 +64,12 @@ _LIT_BY_LAMPS = re.compile(
 # ("there were no street lights", "the highway was unlighted"), headlamp beams seen ("snowflakes streaming through the
 # beams of her headlamps"), or drivers with their own lamps on ("traveling with headlamps on") -- the last not in
 # rain, snow or fog, when drivers use them by day too.
+# (the places a narrative calls unlit, as the subject of "was not lighted" or after "unlighted")
+_UNLIT_PLACES = "road|roadway|highway|street|intersection|area|junction|interchange|freeway|section|stretch|location"
 _UNLIT_ROAD = re.compile(
     r"\bno\s+(?:street\s?(?:lights?|lamps?|lighting)|overhead\s+(?:lights|lighting))\b"
-    r"|\b(?:road|roadway|highway|street|intersection|area|junction|interchange|freeway|section|stretch|location)\s+"
-    r"(?:is|was|were|are)\s+(?:not\s+lighted|not\s+lit|unlighted|unlit)\b"
-    r"|\b(?:unlighted|unlit)\s+(?:road|roadway|highway|section|stretch|street|area|intersection|junction|interchange|"
-    r"freeway|location)\b",
+    rf"|\b(?:{_UNLIT_PLACES})\s+(?:is|was|were|are)\s+(?:not\s+lighted|not\s+lit|unlighted|unlit)\b"
+    rf"|\b(?:unlighted|unlit)\s+(?:{_UNLIT_PLACES})\b",
     re.IGNORECASE,
 )
 _LAMP_BEAMS = re.compile(r"\bbeams\s+of\s+(?:his|her|their|the|its)\s+head(?:lights|lamps)\b", re.IGNORECASE)
