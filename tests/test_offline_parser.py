@@ -4211,3 +4211,32 @@ def test_ones_turn_in_a_queue_names_no_junction(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == road, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # come to a stop, said of the car, is the car standing
+        ("Never overtake a car that has come to a full stop before a crosswalk.", "a stopped vehicle"),
+        ("If the vehicle next to you came to a halt at the crosswalk, do not go around it.", "a stopped vehicle"),
+        # what the car must do is the ego's rule, not a car standing still
+        ("Every car must come to a full stop before the crosswalk.", "a vehicle"),
+    ],
+)
+def test_a_car_said_to_come_to_a_stop_is_the_stopped_vehicle(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == expected, mr
+
+
+def test_people_who_are_already_walking_are_pedestrians(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A relative clause with an adverb in it ("people who are already walking") still names people on foot."""
+    for text in (
+        "Before you turn right, look for people who are already walking across the street you turn into.",
+        "On a left turn, wait for people who are still crossing in front of you.",
+    ):
+        mr = best(parser, validator, text, "california")
+        assert mr is not None and mr.manipulation == "a pedestrian", (text, mr)

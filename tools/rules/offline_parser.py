@@ -1534,6 +1534,18 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
     stop = next(
         (i for i, w in enumerate(raw) if w in {"stopped", "stops", "stopping", "waiting", "waits", "halted"}), None
     )
+    if stop is None:
+        # "a vehicle that has come to a stop", "came to a halt"
+        stop = next(
+            (
+                i
+                for i, w in enumerate(raw)
+                if w in {"come", "comes", "came"}
+                and [x for x in raw[i + 1 : i + 5] if x not in {"full", "complete"}][:3]
+                in (["to", "a", "stop"], ["to", "a", "halt"])
+            ),
+            None,
+        )
     # "if the driver ahead stops suddenly", "stops short": a sudden stop is braking, not a vehicle standing still
     return stop is not None and not _SUDDENLY & set(raw[stop + 1 : stop + 2]) and not _MODALS & set(after[:stop])
 
