@@ -4240,3 +4240,16 @@ def test_people_who_are_already_walking_are_pedestrians(
     ):
         mr = best(parser, validator, text, "california")
         assert mr is not None and mr.manipulation == "a pedestrian", (text, mr)
+
+
+def test_a_heading_on_its_own_line_is_no_list_of_addressees(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """A heading line and the sentence under it ("Electric Scooters / Scooter riders may ...") are no list of road
+    users that a modal speaks to: the heading still names what the rule is about."""
+    text = "Electric Scooters\nScooter riders may use a bike lane. Slow down and give them room when you pass them."
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == "an electric micro-vehicle", mr
+    # the same road users joined on one line by a comma are such a list, and stay asides
+    a = parser.analyse(rule("Motorized scooters, bicycles and cars must all stop at a red light.", region="california"))
+    assert all(m.aside for m in a.manipulations if m.term.category == "object"), a.manipulations

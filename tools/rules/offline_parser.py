@@ -2158,7 +2158,9 @@ def _runs_in_the_street(m: Mention) -> bool:
 _NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "ramp", "ramps", "motorway", "motorways"})
 
 
-_LIST_GLUE = re.compile(r"^(?:[\s,]|\band\b|\bor\b|\bother\b|\ball\b|\bevery\b|\ban?\b|\bthe\b)*$", re.IGNORECASE)
+# (A line break is no glue: a heading on its own line, "Motorized Scooters / Scooter riders may ...", is no list; "\Z",
+# as "$" would match before a final line break.)
+_LIST_GLUE = re.compile(r"^(?:[^\S\n]|,|\band\b|\bor\b|\bother\b|\ball\b|\bevery\b|\ban?\b|\bthe\b)*\Z", re.IGNORECASE)
 _LIST_OPENS = re.compile(r"(?:^|[.;:!?]|\bbut|,)\s*$", re.IGNORECASE)
 _MODAL_AFTER = re.compile(
     r"^\s*(?:all\s+|also\s+)?(?:must|may|shall|should|can|cannot|need\s+to|have\s+to|are\s+required)(?:n?['\u2019]t)?\b"
