@@ -4253,3 +4253,22 @@ def test_a_heading_on_its_own_line_is_no_list_of_addressees(
     # the same road users joined on one line by a comma are such a list, and stay asides
     a = parser.analyse(rule("Motorized scooters, bicycles and cars must all stop at a red light.", region="california"))
     assert all(m.aside for m in a.manipulations if m.term.category == "object"), a.manipulations
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the region's signal whose colour is told is what the rule is about, not the line to stop at
+        ("Wait behind the limit line while the ramp meter shows red, then go on green.", "ramp meter signals"),
+        ("On the on-ramp, a red ramp meter means that you stop at the line.", "ramp meter signals"),
+        # a core signal told the same way stays the core light
+        ("Stop at the limit line when the traffic light is red.", "a red light"),
+        # a region signal whose colour is not told stays behind the core road user the rule is about
+        ("A pedestrian signal tells walkers when they may cross; yield to anyone in the crosswalk.", "a pedestrian"),
+    ],
+)
+def test_a_region_signal_with_its_colour_told_leads_the_line_to_stop_at(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == expected, mr

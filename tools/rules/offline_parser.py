@@ -781,8 +781,16 @@ class OntologyGroundedParser:
             else None
         )
 
+        # A region signal whose colour the rule tells ("when the ramp meter is red", "a red ramp meter signal") is the
+        # signal the rule is about: the core limit line to stop at, or the red light it shows, is its detail.
+        shown = {
+            m.term.normalised
+            for m in analysis.manipulations
+            if not m.term.is_core and _colour_told(m, analysis.tokens, model.colour_words)
+        }
+
         def demoted(m: Mention) -> bool:
-            if m.term.is_core or m.term.normalised in model.refines_core or m.term.normalised == subject:
+            if m.term.is_core or m.term.normalised in model.refines_core or m.term.normalised in {subject, *shown}:
                 return False
             if generic_core is not None and m.score > generic_core:
                 return False
@@ -1338,6 +1346,17 @@ def behaviour_cues(analysis: RuleAnalysis, road: str) -> dict[str, float]:
 
 
 _MASS_NOUNS = frozenset({"traffic", "livestock", "debris", "gravel", "ice", "smoke", "fog", "rain", "snow", "mud"})
+
+
+def _colour_told(m: Mention, toks: list[Token], colours: dict[str, str]) -> bool:
+    """A signal mention with its colour told: "a red ramp meter signal", "the ramp meter is red", "shows red"."""
+    if m.term.category != "traffic_infrastructure" or not {"signal", "meter", "light"} & set(m.term.tokens):
+        return False
+    before = m.start > 0 and toks[m.start - 1].word in colours
+    after = [t.word for t in toks[m.end : m.end + 2] if t.clause == toks[m.start].clause]
+    return before or (
+        len(after) == 2 and after[0] in {"is", "are", "show", "shows", "turns", "turn"} and after[1] in colours
+    )
 
 
 def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
