@@ -783,14 +783,14 @@ class OntologyGroundedParser:
 
         # A region signal whose colour the rule tells ("when the ramp meter is red", "a red ramp meter signal") is the
         # signal the rule is about: the core limit line to stop at, or the red light it shows, is its detail.
-        shown = {
+        told = {
             m.term.normalised
             for m in analysis.manipulations
             if not m.term.is_core and _colour_told(m, analysis.tokens, model.colour_words)
         }
 
         def demoted(m: Mention) -> bool:
-            if m.term.is_core or m.term.normalised in model.refines_core or m.term.normalised in {subject, *shown}:
+            if m.term.is_core or m.term.normalised in model.refines_core or m.term.normalised in {subject, *told}:
                 return False
             if generic_core is not None and m.score > generic_core:
                 return False
