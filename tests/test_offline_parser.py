@@ -4221,6 +4221,9 @@ def test_ones_turn_in_a_queue_names_no_junction(
         ("If the vehicle next to you came to a halt at the crosswalk, do not go around it.", "a stopped vehicle"),
         # what the car must do is the ego's rule, not a car standing still
         ("Every car must come to a full stop before the crosswalk.", "a vehicle"),
+        # nor what it does not do, nor the ego's own stop
+        ("If the car ahead of you does not come to a stop at the crosswalk, slow down.", "a vehicle"),
+        ("Leave enough room behind the car ahead so that you come to a stop safely.", "a vehicle"),
     ],
 )
 def test_a_car_said_to_come_to_a_stop_is_the_stopped_vehicle(
@@ -4236,10 +4239,13 @@ def test_people_who_are_already_walking_are_pedestrians(
     """A relative clause with an adverb in it ("people who are already walking") still names people on foot."""
     for text in (
         "Before you turn right, look for people who are already walking across the street you turn into.",
-        "On a left turn, wait for people who are still crossing in front of you.",
+        "On a left turn, wait for people who are still walking across the road you enter.",
     ):
         mr = best(parser, validator, text, "california")
         assert mr is not None and mr.manipulation == "a pedestrian", (text, mr)
+    # people crossing on a bicycle are no pedestrians
+    mr = best(parser, validator, "Persons who are crossing the roadway on a bicycle must dismount.", "germany")
+    assert mr is not None and mr.manipulation == "a bicycle", mr
 
 
 def test_a_heading_on_its_own_line_is_no_list_of_addressees(
@@ -4250,9 +4256,15 @@ def test_a_heading_on_its_own_line_is_no_list_of_addressees(
     text = "Electric Scooters\nScooter riders may use a bike lane. Slow down and give them room when you pass them."
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == "an electric micro-vehicle", mr
-    # the same road users joined on one line by a comma are such a list, and stay asides
-    a = parser.analyse(rule("Motorized scooters, bicycles and cars must all stop at a red light.", region="california"))
-    assert all(m.aside for m in a.manipulations if m.term.category == "object"), a.manipulations
+    # the same road users joined on one line by a comma are such a list, and stay asides; so is a list wrapped after a
+    # comma, and one under a heading line
+    for text in (
+        "Motorized scooters, bicycles and cars must all stop at a red light.",
+        "Motorized scooters, bicycles\nand cars must all stop at a red light.",
+        "Trucks\nBuses, motorcycles and cars must all stop at a red light.",
+    ):
+        a = parser.analyse(rule(text, region="california"))
+        assert all(m.aside for m in a.manipulations if m.term.category == "object"), (text, a.manipulations)
 
 
 @pytest.mark.parametrize(
@@ -4265,6 +4277,10 @@ def test_a_heading_on_its_own_line_is_no_list_of_addressees(
         ("Stop at the limit line when the traffic light is red.", "a red light"),
         # a region signal whose colour is not told stays behind the core road user the rule is about
         ("A pedestrian signal tells walkers when they may cross; yield to anyone in the crosswalk.", "a pedestrian"),
+        ("When the pedestrian signal is red, yield to pedestrians still in the crosswalk.", "a pedestrian"),
+        # the meter's own light; a colour that belongs to another signal is no meter's
+        ("Wait behind the limit line while the ramp meter light shows red.", "ramp meter signals"),
+        ("Stop at the limit line when the light is red (ramp meters work the same way).", "a red light"),
     ],
 )
 def test_a_region_signal_with_its_colour_told_leads_the_line_to_stop_at(
@@ -4272,3 +4288,11 @@ def test_a_region_signal_with_its_colour_told_leads_the_line_to_stop_at(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.manipulation == expected, mr
+
+
+def test_a_traffic_light_with_its_colour_told_stays_the_core_light(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """Germany's traffic light (signal system) shows the core lights' colours: its red is the core red light."""
+    mr = best(parser, validator, "When the traffic light signal system shows red, stop at the stop line.", "germany")
+    assert mr is not None and mr.manipulation == "a red light", mr

@@ -786,7 +786,7 @@ class OntologyGroundedParser:
         told = {
             m.term.normalised
             for m in analysis.manipulations
-            if not m.term.is_core and _colour_told(m, analysis.tokens, model.colour_words)
+            if not m.term.is_core and _colour_told(m, analysis.tokens, model.colour_words, analysis.rule.text)
         }
 
         def demoted(m: Mention) -> bool:
@@ -1348,14 +1348,27 @@ def behaviour_cues(analysis: RuleAnalysis, road: str) -> dict[str, float]:
 _MASS_NOUNS = frozenset({"traffic", "livestock", "debris", "gravel", "ice", "smoke", "fog", "rain", "snow", "mud"})
 
 
-def _colour_told(m: Mention, toks: list[Token], colours: dict[str, str]) -> bool:
+def _colour_told(m: Mention, toks: list[Token], colours: dict[str, str], text: str) -> bool:
     """A signal mention with its colour told: "a red ramp meter signal", "the ramp meter is red", "shows red"."""
-    if m.term.category != "traffic_infrastructure" or not {"signal", "meter", "light"} & set(m.term.tokens):
+    # (Not a traffic light or a pedestrian signal: their colours are the core red, yellow and green lights.)
+    words = set(m.term.tokens)
+    if (
+        m.term.category != "traffic_infrastructure"
+        or not {"signal", "meter"} & words
+        or {"traffic", "pedestrian"} & words
+    ):
         return False
-    before = m.start > 0 and toks[m.start - 1].word in colours
-    after = [t.word for t in toks[m.end : m.end + 2] if t.clause == toks[m.start].clause]
+    clause = toks[m.start].clause
+    before = (
+        m.start > 0
+        and toks[m.start - 1].word in colours
+        and not text[toks[m.start - 1].end : toks[m.start].start].strip()  # "red (ramp meters ...)" is another's red
+    )
+    after = [t.word for t in toks[m.end : m.end + 3] if t.clause == clause]
+    if after[:1] and after[0] in {"light", "signal"}:  # "the ramp meter light shows red"
+        after = after[1:]
     return before or (
-        len(after) == 2 and after[0] in {"is", "are", "show", "shows", "turns", "turn"} and after[1] in colours
+        len(after) >= 2 and after[0] in {"is", "are", "show", "shows", "turns", "turn"} and after[1] in colours
     )
 
 
@@ -1554,12 +1567,14 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
         (i for i, w in enumerate(raw) if w in {"stopped", "stops", "stopping", "waiting", "waits", "halted"}), None
     )
     if stop is None:
-        # "a vehicle that has come to a stop", "came to a halt"
+        # "a vehicle that has come to a stop", "came to a halt": said of the vehicle, not what it must, fails to or does
+        # not do ("needs to come to a stop", "does not come to a stop"), nor the ego's own stop ("so that you come
+        # ..."): a bare "come" only after "has", "have" or "had"
         stop = next(
             (
                 i
                 for i, w in enumerate(raw)
-                if w in {"come", "comes", "came"}
+                if (w in {"comes", "came"} or (w == "come" and i > 0 and raw[i - 1] in {"has", "have", "had"}))
                 and [x for x in raw[i + 1 : i + 5] if x not in {"full", "complete"}][:3]
                 in (["to", "a", "stop"], ["to", "a", "halt"])
             ),
@@ -2177,9 +2192,8 @@ def _runs_in_the_street(m: Mention) -> bool:
 _NO_JUNCTION_ROADS = frozenset({"freeway", "freeways", "on-ramp", "on-ramps", "ramp", "ramps", "motorway", "motorways"})
 
 
-# (A line break is no glue: a heading on its own line, "Motorized Scooters / Scooter riders may ...", is no list; "\Z",
-# as "$" would match before a final line break.)
-_LIST_GLUE = re.compile(r"^(?:[^\S\n]|,|\band\b|\bor\b|\bother\b|\ball\b|\bevery\b|\ban?\b|\bthe\b)*\Z", re.IGNORECASE)
+_LIST_GLUE = re.compile(r"^(?:[\s,]|\band\b|\bor\b|\bother\b|\ball\b|\bevery\b|\ban?\b|\bthe\b)*$", re.IGNORECASE)
+_LINKING = re.compile(r",|\band\b|\bor\b", re.IGNORECASE)
 _LIST_OPENS = re.compile(r"(?:^|[.;:!?]|\bbut|,)\s*$", re.IGNORECASE)
 _MODAL_AFTER = re.compile(
     r"^\s*(?:all\s+|also\s+)?(?:must|may|shall|should|can|cannot|need\s+to|have\s+to|are\s+required)(?:n?['\u2019]t)?\b"
@@ -2200,8 +2214,13 @@ def _addressees(mentions: list[Mention], toks: list[Token], text: str) -> list[M
             run.append(m)
             continue
         # (one road user named twice, a heading glued to the text's first words, "Motorcycles A motorcycle can stop
-        # ...", is no list)
-        if len({r.term.normalised for r in run}) >= 2:
+        # ...", is no list; nor is a heading on a line of its own and the one road user under it, "Motorized Scooters /
+        # Scooter riders may ...": a line break alone is no list's glue, though it may stand before one, "Trucks /
+        # Buses, motorcycles and cars must ...")
+        body = run
+        if len(run) > 1 and not _LINKING.search(text[toks[run[0].end - 1].end : toks[run[1].start].start]):
+            body = run[1:]
+        if len({r.term.normalised for r in body}) >= 2:
             opens = _LIST_OPENS.search(text[: toks[run[0].start].start])
             if opens and _MODAL_AFTER.match(text[toks[run[-1].end - 1].end :]):
                 out += run
