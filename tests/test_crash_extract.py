@@ -1907,3 +1907,27 @@ def test_coaches_and_box_ambulances_are_trucks(extractor: OfflineCrashExtractor,
         f"{vehicle}, was traveling south. It was daylight. The front of V2 struck the front of V1.",
     )
     assert {a.id: a.vehicle_class for a in s.actors}["V2"] == kind
+
+
+@pytest.mark.parametrize(
+    ("weather", "expected"),
+    [
+        # snow covering the road, with the sky told: the sky is the weather
+        ("It was daylight under a clear sky, and the road was snow covered after an overnight storm.", "Clear"),
+        ("It was daylight and the sky was overcast. V1 slid on the snow.", "Overcast"),
+        # with nothing said of the sky, the snow on the road is
+        ("It was daylight and the asphalt was snow covered.", "Snowy"),
+        ("It was daylight. V1 slid on the snow.", "Snowy"),
+        # snow falling is the weather whatever the sky
+        ("It was daylight and snowing under an overcast sky, and the road was snow covered.", "Snowy"),
+    ],
+)
+def test_snow_covering_the_road_gives_way_to_a_told_sky(
+    extractor: OfflineCrashExtractor, weather: str, expected: str
+) -> None:
+    s = extract(
+        extractor,
+        f"Vehicle one (V1), a 2009 Ford Fusion, was eastbound on a two-lane, two-way rural road. {weather} The front "
+        "of V1 struck the back of Vehicle two (V2), a 2004 Chevrolet Impala.",
+    )
+    assert s.env.weather == expected

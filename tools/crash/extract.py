@@ -438,6 +438,9 @@ _SNOW_LYING_AFTER = re.compile(
     r"|\s+(?:banks?|piles?|mounds?)\b",
     re.IGNORECASE,
 )
+# Snow on the road itself: "snow-covered", "snow packed", "the pickup slid on the snow".
+_SNOW_COVERING = re.compile(r"[-\s]+(?:covered|packed)\b", re.IGNORECASE)
+_ON_THE_SNOW = re.compile(r"\bon\s+the\s+(?:[\w']+\s+)?$", re.IGNORECASE)
 _FALLING = re.compile(r"\s+(?:(?:was|were)\s+(?:still\s+)?)?(?:falling|fell|coming\s+down)\b", re.IGNORECASE)
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)
@@ -1436,24 +1439,37 @@ class OfflineCrashExtractor:
         else:
             time = best[2]
         weather = "Not mentioned"
+        # Snow said to cover the road ("snow-covered", "slid on the snow") and nothing said of the sky: the annotators
+        # write the snow; with the sky told ("the sky was clear, and the road was snow-covered"), they write the sky.
+        snow_on_road = False
         for w, p in self._weather:
-            if any(
-                not _NEGATED.search(env_text, max(0, m.start() - 16), m.start())
-                and not _EARLIER.match(env_text, m.end())
-                and not (
-                    w == "Snowy"
-                    and (
+            found = False
+            for m in p.finditer(env_text):
+                if (
+                    _NEGATED.search(env_text, max(0, m.start() - 16), m.start())
+                    or _EARLIER.match(env_text, m.end())
+                    or _ENDED.match(env_text, m.end())
+                    or _AFTERWARDS.match(env_text[m.end() : m.end() + 160])
+                ):
+                    continue
+                if w == "Snowy" and not _FALLING.match(env_text, m.end()):
+                    on_road = bool(
+                        _SNOW_COVERING.match(env_text, m.end())
+                        or _ON_THE_SNOW.search(env_text, max(0, m.start() - 16), m.start())
+                    )
+                    if on_road or (
                         _SNOW_LYING_BEFORE.search(env_text, max(0, m.start() - 24), m.start())
                         or _SNOW_LYING_AFTER.match(env_text, m.end())
-                    )
-                    and not _FALLING.match(env_text, m.end())
-                )
-                and not _ENDED.match(env_text, m.end())
-                and not _AFTERWARDS.match(env_text[m.end() : m.end() + 160])
-                for m in p.finditer(env_text)
-            ):
+                    ):
+                        snow_on_road = snow_on_road or on_road
+                        continue
+                found = True
+                break
+            if found:
                 weather = w
                 break
+        if weather == "Not mentioned" and snow_on_road:
+            weather = "Snowy"
         if time == "Not mentioned" and self._dark_by_lamps(pre, weather):
             notes.append("no light condition or clock named; the road's or the drivers' lamps say it was dark")
             time = "Nighttime"
