@@ -1918,8 +1918,13 @@ def test_coaches_and_box_ambulances_are_trucks(extractor: OfflineCrashExtractor,
         # with nothing said of the sky, the snow on the road is
         ("It was daylight and the asphalt was snow covered.", "Snowy"),
         ("It was daylight. V1 slid on the snow.", "Snowy"),
-        # snow falling is the weather whatever the sky
+        # snow falling is the weather whatever the sky, also where its clause says so later
         ("It was daylight and snowing under an overcast sky, and the road was snow covered.", "Snowy"),
+        ("It was daylight and overcast. Heavy snow covered the road and continued to fall.", "Snowy"),
+        # only a sky outranks the snow on the road: not wipers, wind or a snowy morning
+        ("It was daylight. V1 slid on the snow. The driver had his wipers on.", "Snowy"),
+        ("It was daylight and windy, and the road was snow covered.", "Snowy"),
+        ("On the snowy morning of the crash it was daylight and overcast.", "Snowy"),
     ],
 )
 def test_snow_covering_the_road_gives_way_to_a_told_sky(

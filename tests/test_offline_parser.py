@@ -4219,6 +4219,7 @@ def test_ones_turn_in_a_queue_names_no_junction(
         # come to a stop, said of the car, is the car standing
         ("Never overtake a car that has come to a full stop before a crosswalk.", "a stopped vehicle"),
         ("If the vehicle next to you came to a halt at the crosswalk, do not go around it.", "a stopped vehicle"),
+        ("If the car ahead of you has just come to a stop at the crosswalk, do not pass it.", "a stopped vehicle"),
         # what the car must do is the ego's rule, not a car standing still
         ("Every car must come to a full stop before the crosswalk.", "a vehicle"),
         # nor what it does not do, nor the ego's own stop

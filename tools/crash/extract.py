@@ -440,6 +440,9 @@ _SNOW_LYING_AFTER = re.compile(
 )
 # Snow on the road itself: "snow-covered", "snow packed", "the pickup slid on the snow".
 _SNOW_COVERING = re.compile(r"[-\s]+(?:covered|packed)\b", re.IGNORECASE)
+_FALLS_LATER = re.compile(
+    r"[^.;]*?\b(?:falling|fell|coming\s+down|continued\s+to\s+fall|kept\s+falling|still\s+fall)", re.IGNORECASE
+)
 _ON_THE_SNOW = re.compile(r"\bon\s+the\s+(?:[\w']+\s+)?$", re.IGNORECASE)
 _FALLING = re.compile(r"\s+(?:(?:was|were)\s+(?:still\s+)?)?(?:falling|fell|coming\s+down)\b", re.IGNORECASE)
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
@@ -1453,9 +1456,15 @@ class OfflineCrashExtractor:
                 ):
                     continue
                 if w == "Snowy" and not _FALLING.match(env_text, m.end()):
-                    on_road = bool(
-                        _SNOW_COVERING.match(env_text, m.end())
-                        or _ON_THE_SNOW.search(env_text, max(0, m.start() - 16), m.start())
+                    # (the noun itself, not "on the snowy morning"; nor snow said to fall later in its clause, "Heavy
+                    # snow covered the road and continued to fall")
+                    on_road = (
+                        m.group(0).lower() == "snow"
+                        and bool(
+                            _SNOW_COVERING.match(env_text, m.end())
+                            or _ON_THE_SNOW.search(env_text, max(0, m.start() - 16), m.start())
+                        )
+                        and not _FALLS_LATER.match(env_text, m.end())
                     )
                     if on_road or (
                         _SNOW_LYING_BEFORE.search(env_text, max(0, m.start() - 24), m.start())
@@ -1468,7 +1477,11 @@ class OfflineCrashExtractor:
             if found:
                 weather = w
                 break
-        if weather == "Not mentioned" and snow_on_road:
+        # Snow on the road gives way only to a sky the narrative tells (overcast, cloudy, "the sky was clear"): any
+        # other cue (wipers, wind, a bare "clear") leaves the snow the weather.
+        if snow_on_road and not (
+            weather in {"Overcast", "Cloudy"} or (weather == "Clear" and self._clear_sky.search(env_text))
+        ):
             weather = "Snowy"
         if time == "Not mentioned" and self._dark_by_lamps(pre, weather):
             notes.append("no light condition or clock named; the road's or the drivers' lamps say it was dark")

@@ -1574,7 +1574,16 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
             (
                 i
                 for i, w in enumerate(raw)
-                if (w in {"comes", "came"} or (w == "come" and i > 0 and raw[i - 1] in {"has", "have", "had"}))
+                if (
+                    w in {"comes", "came"}
+                    or (w == "come" and i > 0 and raw[i - 1] in _HAS)
+                    or (
+                        w == "come"
+                        and i > 1
+                        and raw[i - 2] in _HAS
+                        and raw[i - 1] in {"just", "already", "now", "fully"}
+                    )
+                )
                 and [x for x in raw[i + 1 : i + 5] if x not in {"full", "complete"}][:3]
                 in (["to", "a", "stop"], ["to", "a", "halt"])
             ),
@@ -1585,6 +1594,7 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
 
 
 _SUDDENLY = frozenset({"short", "suddenly", "quickly", "abruptly", "hard", "fast"})
+_HAS = frozenset({"has", "have", "had"})
 _MODALS = frozenset({"must", "should", "shall", "may", "might", "can", "will", "would"})
 
 
@@ -2218,8 +2228,10 @@ def _addressees(mentions: list[Mention], toks: list[Token], text: str) -> list[M
         # Scooter riders may ...": a line break alone is no list's glue, though it may stand before one, "Trucks /
         # Buses, motorcycles and cars must ...")
         body = run
-        if len(run) > 1 and not _LINKING.search(text[toks[run[0].end - 1].end : toks[run[1].start].start]):
-            body = run[1:]
+        for j in range(1, len(run)):
+            gap = text[toks[run[j - 1].end - 1].end : toks[run[j].start].start]
+            if "\n" in gap and not _LINKING.search(gap):
+                body = run[j:]
         if len({r.term.normalised for r in body}) >= 2:
             opens = _LIST_OPENS.search(text[: toks[run[0].start].start])
             if opens and _MODAL_AFTER.match(text[toks[run[-1].end - 1].end :]):
