@@ -438,8 +438,9 @@ _SNOW_LYING_AFTER = re.compile(
     r"|\s+(?:banks?|piles?|mounds?)\b",
     re.IGNORECASE,
 )
-# Snow on the road itself: "snow-covered", "snow packed", "the pickup slid on the snow".
-_SNOW_COVERING = re.compile(r"[-\s]+(?:covered|packed)\b", re.IGNORECASE)
+# Snow on the road itself: "snow covered", "snow packed", "the pickup slid on the snow". (The weather pattern never
+# reads the hyphenated "snow-covered" as snow at all.)
+_SNOW_COVERING = re.compile(r"\s+(?:covered|packed)\b", re.IGNORECASE)
 _FALLS_LATER = re.compile(
     r"[^.;]*?\b(?:falling|fell|coming\s+down|continued\s+to\s+fall|kept\s+falling|still\s+fall)", re.IGNORECASE
 )
@@ -1442,8 +1443,8 @@ class OfflineCrashExtractor:
         else:
             time = best[2]
         weather = "Not mentioned"
-        # Snow said to cover the road ("snow-covered", "slid on the snow") and nothing said of the sky: the annotators
-        # write the snow; with the sky told ("the sky was clear, and the road was snow-covered"), they write the sky.
+        # Snow said to cover the road ("snow covered", "slid on the snow") and nothing said of the sky: the annotators
+        # write the snow; with the sky told ("the sky was clear ... V1 slid on the snow"), they write the sky.
         snow_on_road = False
         for w, p in self._weather:
             found = False
