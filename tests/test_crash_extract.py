@@ -1886,6 +1886,10 @@ def test_a_road_said_to_be_one_way_keeps_its_own_count(extractor: OfflineCrashEx
         ("It was daylight. V1 slid on the snow. The driver had his wipers on.", "Snowy"),
         ("It was daylight and windy, and the road was snow covered.", "Snowy"),
         ("On the snowy morning of the crash it was daylight and overcast.", "Snowy"),
+        # a fall in the same clause is the snow's only when the snow is what falls
+        ("It was daylight and overcast. The road was snow covered and the driver of V1 fell asleep.", "Overcast"),
+        ("It was daylight and overcast. V1 slid on the fresh snow, which was still falling.", "Snowy"),
+        ("It was daylight and overcast. The road was covered in snow.", "Overcast"),
     ],
 )
 def test_snow_lying_by_the_road_is_not_snow_falling(

@@ -4220,6 +4220,8 @@ def test_ones_turn_in_a_queue_names_no_junction(
         ("Never overtake a car that has come to a full stop before a crosswalk.", "a stopped vehicle"),
         ("If the vehicle next to you came to a halt at the crosswalk, do not go around it.", "a stopped vehicle"),
         ("If the car ahead of you has just come to a stop at the crosswalk, do not pass it.", "a stopped vehicle"),
+        ("Do not pass a vehicle that has come to a standstill at a crosswalk.", "a stopped vehicle"),
+        ("Never pass a car that came to a full and complete stop at a crosswalk.", "a stopped vehicle"),
         # what the car must do is the ego's rule, not a car standing still
         ("Every car must come to a full stop before the crosswalk.", "a vehicle"),
         # nor what it does not do, nor the ego's own stop
@@ -4281,6 +4283,8 @@ def test_a_heading_on_its_own_line_is_no_list_of_addressees(
         ("When the pedestrian signal is red, yield to pedestrians still in the crosswalk.", "a pedestrian"),
         # the meter's own light; a colour that belongs to another signal is no meter's
         ("Wait behind the limit line while the ramp meter light shows red.", "ramp meter signals"),
+        ("Wait behind the limit line while the ramp meter shows a red light.", "ramp meter signals"),
+        ("Wait behind the limit line while the ramp meter is showing red.", "ramp meter signals"),
         ("Stop at the limit line when the light is red (ramp meters work the same way).", "a red light"),
     ],
 )

@@ -441,10 +441,14 @@ _SNOW_LYING_AFTER = re.compile(
 # Snow on the road itself: "snow covered", "snow packed", "the pickup slid on the snow". (The weather pattern never
 # reads the hyphenated "snow-covered" as snow at all.)
 _SNOW_COVERING = re.compile(r"\s+(?:covered|packed)\b", re.IGNORECASE)
+# (the snow itself falling, said later in its clause: "covered the road and continued to fall", ", which was still
+# falling", "as it kept falling"; not another's fall, "the driver fell asleep", "the temperature was falling")
 _FALLS_LATER = re.compile(
-    r"[^.;]*?\b(?:falling|fell|coming\s+down|continued\s+to\s+fall|kept\s+falling|still\s+fall)", re.IGNORECASE
+    r"[^.;]*?\b(?:and|which|that|as\s+it)\s+(?:was\s+|is\s+)?(?:still\s+)?"
+    r"(?:falling|continued\s+(?:to\s+fall|falling)|kept\s+(?:on\s+)?falling|coming\s+down)\b",
+    re.IGNORECASE,
 )
-_ON_THE_SNOW = re.compile(r"\bon\s+the\s+(?:[\w']+\s+)?$", re.IGNORECASE)
+_ON_THE_SNOW = re.compile(r"\b(?:on\s+the|covered\s+in)\s+(?:[\w']+\s+)?$", re.IGNORECASE)
 _FALLING = re.compile(r"\s+(?:(?:was|were)\s+(?:still\s+)?)?(?:falling|fell|coming\s+down)\b", re.IGNORECASE)
 # Weather that came after the crash, in the same clause: "snow began falling about fifteen minutes after the crash".
 _AFTERWARDS = re.compile(r"^[^.;]*?\b(?:after|following)\s+the\s+(?:crash|collision|impact)\b", re.IGNORECASE)

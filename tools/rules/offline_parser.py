@@ -1348,6 +1348,9 @@ def behaviour_cues(analysis: RuleAnalysis, road: str) -> dict[str, float]:
 _MASS_NOUNS = frozenset({"traffic", "livestock", "debris", "gravel", "ice", "smoke", "fog", "rain", "snow", "mud"})
 
 
+_TELLS_COLOUR = frozenset({"is", "are", "show", "shows", "showing", "display", "displays", "turn", "turns"})
+
+
 def _colour_told(m: Mention, toks: list[Token], colours: dict[str, str], text: str) -> bool:
     """A signal mention with its colour told: "a red ramp meter signal", "the ramp meter is red", "shows red"."""
     # (Not a traffic light or a pedestrian signal: their colours are the core red, yellow and green lights.)
@@ -1364,12 +1367,18 @@ def _colour_told(m: Mention, toks: list[Token], colours: dict[str, str], text: s
         and toks[m.start - 1].word in colours
         and not text[toks[m.start - 1].end : toks[m.start].start].strip()  # "red (ramp meters ...)" is another's red
     )
-    after = [t.word for t in toks[m.end : m.end + 3] if t.clause == clause]
-    if after[:1] and after[0] in {"light", "signal"}:  # "the ramp meter light shows red"
+    # "the ramp meter (light) shows red", "is showing a red light", "turns green"
+    after = [t.word for t in toks[m.end : m.end + 5] if t.clause == clause]
+    if after[:1] and after[0] in {"light", "signal"}:
         after = after[1:]
-    return before or (
-        len(after) >= 2 and after[0] in {"is", "are", "show", "shows", "turns", "turn"} and after[1] in colours
-    )
+    if after[:2] in (["is", "showing"], ["are", "showing"]):
+        after = after[1:]
+    if not after or after[0] not in _TELLS_COLOUR:
+        return before
+    rest = after[1:]
+    if rest[:1] and rest[0] in {"a", "the"}:
+        rest = rest[1:]
+    return before or bool(rest[:1] and rest[0] in colours)
 
 
 def _find(words: Sequence[str], needle: tuple[str, ...]) -> int:
@@ -1584,8 +1593,8 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
                         and raw[i - 1] in {"just", "already", "now", "fully"}
                     )
                 )
-                and [x for x in raw[i + 1 : i + 5] if x not in {"full", "complete"}][:3]
-                in (["to", "a", "stop"], ["to", "a", "halt"])
+                and [x for x in raw[i + 1 : i + 7] if x not in {"full", "complete", "and"}][:3]
+                in (["to", "a", "stop"], ["to", "a", "halt"], ["to", "a", "standstill"])
             ),
             None,
         )
