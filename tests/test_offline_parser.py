@@ -3297,16 +3297,6 @@ def test_a_region_that_lists_only_the_plain_vehicle_calls_cars_vehicles(
     assert de is not None and de.manipulation == expected_de, de
 
 
-def test_a_plain_vehicle_said_to_have_stopped_is_the_stopped_vehicle(
-    parser: OntologyGroundedParser, validator: OfflineValidator
-) -> None:
-    """California's car ahead is a plain vehicle, and one its clause says has stopped is the stopped vehicle."""
-    mr = best(
-        parser, validator, "If the car in front of you has stopped at a crosswalk, never drive around it.", "california"
-    )
-    assert mr is not None and mr.manipulation == "a stopped vehicle", mr
-
-
 def test_whom_a_stopped_car_stopped_for_may_be_named_by_a_phrase(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:
@@ -4216,6 +4206,8 @@ def test_ones_turn_in_a_queue_names_no_junction(
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # California's car ahead is a plain vehicle, and one its clause says has stopped is the stopped vehicle
+        ("If the car in front of you has stopped at a crosswalk, never drive around it.", "a stopped vehicle"),
         # come to a stop, said of the car, is the car standing
         ("Never overtake a car that has come to a full stop before a crosswalk.", "a stopped vehicle"),
         ("If the vehicle next to you came to a halt at the crosswalk, do not go around it.", "a stopped vehicle"),
@@ -4229,7 +4221,7 @@ def test_ones_turn_in_a_queue_names_no_junction(
         ("Leave enough room behind the car ahead so that you come to a stop safely.", "a vehicle"),
     ],
 )
-def test_a_car_said_to_come_to_a_stop_is_the_stopped_vehicle(
+def test_a_car_said_to_have_stopped_or_come_to_a_stop_is_the_stopped_vehicle(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
 ) -> None:
     mr = best(parser, validator, text, "california")
@@ -4271,33 +4263,39 @@ def test_a_heading_on_its_own_line_is_no_list_of_addressees(
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("region", "text", "expected"),
     [
         # the region's signal whose colour is told is what the rule is about, not the line to stop at
-        ("Wait behind the limit line while the ramp meter shows red, then go on green.", "ramp meter signals"),
-        ("On the on-ramp, a red ramp meter means that you stop at the line.", "ramp meter signals"),
+        (
+            "california",
+            "Wait behind the limit line while the ramp meter shows red, then go on green.",
+            "ramp meter signals",
+        ),
+        ("california", "On the on-ramp, a red ramp meter means that you stop at the line.", "ramp meter signals"),
         # a core signal told the same way stays the core light
-        ("Stop at the limit line when the traffic light is red.", "a red light"),
+        ("california", "Stop at the limit line when the traffic light is red.", "a red light"),
         # a region signal whose colour is not told stays behind the core road user the rule is about
-        ("A pedestrian signal tells walkers when they may cross; yield to anyone in the crosswalk.", "a pedestrian"),
-        ("When the pedestrian signal is red, yield to pedestrians still in the crosswalk.", "a pedestrian"),
+        (
+            "california",
+            "A pedestrian signal tells walkers when they may cross; yield to anyone in the crosswalk.",
+            "a pedestrian",
+        ),
+        (
+            "california",
+            "When the pedestrian signal is red, yield to pedestrians still in the crosswalk.",
+            "a pedestrian",
+        ),
         # the meter's own light; a colour that belongs to another signal is no meter's
-        ("Wait behind the limit line while the ramp meter light shows red.", "ramp meter signals"),
-        ("Wait behind the limit line while the ramp meter shows a red light.", "ramp meter signals"),
-        ("Wait behind the limit line while the ramp meter is showing red.", "ramp meter signals"),
-        ("Stop at the limit line when the light is red (ramp meters work the same way).", "a red light"),
+        ("california", "Wait behind the limit line while the ramp meter light shows red.", "ramp meter signals"),
+        ("california", "Wait behind the limit line while the ramp meter shows a red light.", "ramp meter signals"),
+        ("california", "Wait behind the limit line while the ramp meter is showing red.", "ramp meter signals"),
+        ("california", "Stop at the limit line when the light is red (ramp meters work the same way).", "a red light"),
+        # Germany's traffic light (signal system) shows the core lights' colours: its red is the core red light
+        ("germany", "When the traffic light signal system shows red, stop at the stop line.", "a red light"),
     ],
 )
 def test_a_region_signal_with_its_colour_told_leads_the_line_to_stop_at(
-    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
+    parser: OntologyGroundedParser, validator: OfflineValidator, region: str, text: str, expected: str
 ) -> None:
-    mr = best(parser, validator, text, "california")
+    mr = best(parser, validator, text, region)
     assert mr is not None and mr.manipulation == expected, mr
-
-
-def test_a_traffic_light_with_its_colour_told_stays_the_core_light(
-    parser: OntologyGroundedParser, validator: OfflineValidator
-) -> None:
-    """Germany's traffic light (signal system) shows the core lights' colours: its red is the core red light."""
-    mr = best(parser, validator, "When the traffic light signal system shows red, stop at the stop line.", "germany")
-    assert mr is not None and mr.manipulation == "a red light", mr
