@@ -4228,6 +4228,31 @@ def test_a_car_said_to_have_stopped_or_come_to_a_stop_is_the_stopped_vehicle(
     assert mr is not None and mr.manipulation == expected, mr
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a road user whose own clause says it comes toward the driver is the oncoming one
+        ("On a left turn, give way to bicyclists who are coming from the opposite direction.", "an oncoming bicyclist"),
+        ("Before you pass, look out for cars going the other way and for curves ahead.", "an oncoming vehicle"),
+        ("On a two-lane road, slow down for trucks coming toward you.", "an oncoming vehicle"),
+        ("Watch out for bikes riding in the other direction on a two-way bike path.", "an oncoming bicyclist"),
+        # a driver (no road user of its own) who comes the other way implies the oncoming vehicle
+        (
+            "If a driver coming the other way does not dim the high beams, slow down and look to the right.",
+            "an oncoming vehicle",
+        ),
+        # where it goes is no way it comes from
+        ("Look out for bicyclists turning the other way at the junction.", "a bicyclist"),
+        ("Slow down for bicyclists riding next to you.", "a bicyclist"),
+    ],
+)
+def test_a_road_user_said_to_come_toward_you_is_the_oncoming_one(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.manipulation == expected, mr
+
+
 def test_people_who_are_already_walking_are_pedestrians(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:

@@ -683,12 +683,7 @@ class OntologyGroundedParser:
                 ranked[0] = dataclasses.replace(top, term=kind.term, via="specialised")
                 ranked = [ranked[0], *(m for m in ranked[1:] if m.term != kind.term)]
         said = self.said_vehicle(model, analysis)
-        if (
-            ranked
-            and said is not None
-            and ranked[0].term.normalised
-            in (_TURNING_KINDS if said.normalised == "turning vehicle" else _SAID_VEHICLES)
-        ):
+        if ranked and said is not None and ranked[0].term.normalised in _said_of(said):
             ranked[0] = dataclasses.replace(ranked[0], term=said, via="specialised")
             ranked = [ranked[0], *(m for m in ranked[1:] if m.term != said)]
         if ranked and _generic_name(ranked[0]) in model.specialised:
@@ -943,7 +938,8 @@ class OntologyGroundedParser:
     def said_vehicle(model: _RegionModel, analysis: RuleAnalysis) -> Term | None:
         """The kind a motor vehicle is where its own clause says what it does: a turning vehicle ("When a truck ahead
         of you is turning right", "trucks swing wide to make turns") or a stopped vehicle ("if the car in the next
-        lane has stopped"), else None."""
+        lane has stopped"), or an oncoming one ("a driver coming the other way", "bicyclists who are coming from the opposite
+        direction"), else None."""
         for m in analysis.manipulations:
             if m.term.normalised not in _TURNING_KINDS or m.ruled_out:
                 continue
@@ -957,6 +953,10 @@ class OntologyGroundedParser:
             if m.term.normalised in _SAID_VEHICLES:
                 kind = kind or ("stopped vehicle" if _said_to_have_stopped(m, analysis.tokens) else None)
             if kind is not None:
+                return model.vocabulary.lookup("manipulation", kind)
+        for m in analysis.manipulations:
+            kind = _ONCOMING_KINDS.get(m.term.normalised)
+            if kind is not None and not m.ruled_out and _said_to_come_toward(m, analysis.tokens):
                 return model.vocabulary.lookup("manipulation", kind)
         return None
 
@@ -1600,6 +1600,46 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
         )
     # "if the driver ahead stops suddenly", "stops short": a sudden stop is braking, not a vehicle standing still
     return stop is not None and not _SUDDENLY & set(raw[stop + 1 : stop + 2]) and not _MODALS & set(after[:stop])
+
+
+# The oncoming kind of a road user whose own clause says it comes toward the ego ("a driver coming the other way",
+# "bicyclists who are coming from the opposite direction").
+_ONCOMING_KINDS = {
+    **dict.fromkeys(_SAID_VEHICLES, "oncoming vehicle"),
+    "bicyclist": "oncoming bicyclist",
+    "bicycle": "oncoming bicyclist",
+}
+_COMING = frozenset({"coming", "come", "going", "traveling", "travelling", "driving", "riding", "heading", "headed"})
+
+
+def _said_to_come_toward(m: Mention, toks: list[Token]) -> bool:
+    """The mention's own clause says it comes toward the ego: "coming toward you", "coming at you", "going the other
+    way", "traveling in the opposite direction", "riding from the other direction"; not where it is going to ("turning
+    the other way" says nothing of where it comes from)."""
+    after = _own_words_after(m, toks, 8)
+    for i, w in enumerate(after):
+        if w not in _COMING:
+            continue
+        rest = after[i + 1 : i + 5]
+        if rest[:2] in (["toward", "you"], ["towards", "you"], ["at", "you"]):
+            return True
+        if rest[:1] in (["from"], ["in"]):
+            rest = rest[1:]
+        if rest[:3] in (["the", "other", "way"], ["the", "opposite", "way"]) or rest[:3] in (
+            ["the", "other", "direction"],
+            ["the", "opposite", "direction"],
+        ):
+            return True
+    return False
+
+
+def _said_of(said: Term) -> frozenset[str]:
+    """The terms a kind told by its own clause (:meth:`OntologyGroundedParser.said_vehicle`) makes specific."""
+    if said.normalised == "turning vehicle":
+        return _TURNING_KINDS
+    if said.normalised == "oncoming bicyclist":
+        return frozenset(k for k, v in _ONCOMING_KINDS.items() if v == "oncoming bicyclist")
+    return _SAID_VEHICLES
 
 
 _SUDDENLY = frozenset({"short", "suddenly", "quickly", "abruptly", "hard", "fast"})
