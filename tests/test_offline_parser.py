@@ -4253,6 +4253,25 @@ def test_a_road_user_said_to_come_toward_you_is_the_oncoming_one(
     assert mr is not None and mr.manipulation == expected, mr
 
 
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        # a bus that leaves or pulls away from its stop is at its stop
+        ("When a bus is leaving a stop, be ready to let it back into your lane.", "bus stopping"),
+        ("Watch for buses pulling away from stops along the curb and let them merge.", "bus stopping"),
+        ("When a streetcar is pulling out of the stop, stay behind it.", "bus stopping"),
+        # a STOP sign left behind is no bus stop
+        ("After leaving a stop sign, speed up gradually and check for pedestrians.", "intersection"),
+        ("When pulling away from a stop sign, watch for cross traffic.", "intersection"),
+    ],
+)
+def test_a_bus_leaving_its_stop_is_at_the_bus_stop(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == road, mr
+
+
 def test_people_who_are_already_walking_are_pedestrians(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:
