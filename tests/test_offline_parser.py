@@ -4272,6 +4272,24 @@ def test_a_bus_leaving_its_stop_is_at_the_bus_stop(
     assert mr is not None and mr.road_type == road, mr
 
 
+@pytest.mark.parametrize(
+    ("text", "road"),
+    [
+        # a sign that warns of animals or bicyclists crossing the road stands on any road
+        ("A yellow warning sign with a deer on it warns that deer may be crossing the road ahead.", "any roads"),
+        ("This warning sign tells you that bicyclists may be crossing the road ahead. Slow down.", "any roads"),
+        # people on foot cross at a crosswalk
+        ("This warning sign tells you that people may be crossing the road ahead. Slow down.", "crosswalk"),
+        ("This warning sign tells you that children may be crossing the street ahead. Slow down.", "crosswalk"),
+    ],
+)
+def test_a_sign_warning_of_others_crossing_marks_no_crosswalk(
+    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, road: str
+) -> None:
+    mr = best(parser, validator, text, "california")
+    assert mr is not None and mr.road_type == road, mr
+
+
 def test_people_who_are_already_walking_are_pedestrians(
     parser: OntologyGroundedParser, validator: OfflineValidator
 ) -> None:

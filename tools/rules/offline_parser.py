@@ -1012,6 +1012,10 @@ class OntologyGroundedParser:
             manipulation.normalised in model.animals or _MOTOR_WORDS & set(manipulation.tokens)
         ):
             specific = [m for m in specific if not _names_crossing(m)]
+        # Nor does a sign that warns of others crossing ("warns that deer may be crossing the road ahead", "bicyclists
+        # may be riding along or crossing the road"): only people on foot cross at a crosswalk.
+        if manipulation is not None and "sign" in manipulation.tokens:
+            specific = [m for m in specific if not (_names_crossing(m) and _crossed_by_others(m, analysis))]
         # The tracks of a streetcar, tram or light rail vehicle the rule names run in the street ("look for one before
         # you cross the tracks"): they are no railroad crossing. (Tracks called a railroad's are: "Before you cross
         # light rail or railroad tracks, look both ways".)
@@ -1537,6 +1541,21 @@ def _names_crossing(m: Mention) -> bool:
     level crossing is a noun)."""
     words = set(tokens(m.surface))
     return bool({"cross", "crossing"} & words) and not _RAIL_CROSSING_WORDS & words
+
+
+def _crossed_by_others(place: Mention, analysis: RuleAnalysis) -> bool:
+    """The road user named last before a crossing in its sentence (what crosses) is no person on foot: "deer may be
+    crossing the road", not "people may be crossing the road" or "children cross the street"."""
+    toks = analysis.tokens
+    before = [
+        m
+        for m in analysis.manipulations
+        if m.end <= place.start and toks[m.start].sentence == toks[place.start].sentence and "sign" not in m.term.tokens
+    ]
+    if not before:
+        return False
+    who = max(before, key=lambda m: m.start)
+    return not (_ON_FOOT | {"child"}) & set(who.term.tokens)
 
 
 _RAIL_CROSSING_WORDS = frozenset({"railroad", "railway", "rail", "level", "train"})
