@@ -4244,6 +4244,12 @@ def test_a_car_said_to_have_stopped_or_come_to_a_stop_is_the_stopped_vehicle(
         # where it goes is no way it comes from
         ("Look out for bicyclists turning the other way at the junction.", "a bicyclist"),
         ("Slow down for bicyclists riding next to you.", "a bicyclist"),
+        # what another road user or the ego does later in the clause is not the road user's own coming
+        ("Slow down for a bicyclist and let cars coming the other way pass first.", "a bicyclist"),
+        ("Leave room for bicyclists as traffic going the other way passes.", "a bicyclist"),
+        ("Pass a bicyclist only as you are going the other way.", "a bicyclist"),
+        # nor does another car's coming make the car ahead an oncoming one
+        ("Keep three seconds behind the vehicle ahead, and watch for trucks coming toward you.", "a vehicle"),
     ],
 )
 def test_a_road_user_said_to_come_toward_you_is_the_oncoming_one(
@@ -4263,6 +4269,9 @@ def test_a_road_user_said_to_come_toward_you_is_the_oncoming_one(
         # a STOP sign left behind is no bus stop
         ("After leaving a stop sign, speed up gradually and check for pedestrians.", "intersection"),
         ("When pulling away from a stop sign, watch for cross traffic.", "intersection"),
+        # nor is the ego's own stop, or a truck's
+        ("When leaving a stop, check for pedestrians before you move.", "any roads"),
+        ("Trucks pulling out of a stop may block the lane; be patient.", "any roads"),
     ],
 )
 def test_a_bus_leaving_its_stop_is_at_the_bus_stop(
@@ -4278,9 +4287,12 @@ def test_a_bus_leaving_its_stop_is_at_the_bus_stop(
         # a sign that warns of animals or bicyclists crossing the road stands on any road
         ("A yellow warning sign with a deer on it warns that deer may be crossing the road ahead.", "any roads"),
         ("This warning sign tells you that bicyclists may be crossing the road ahead. Slow down.", "any roads"),
-        # people on foot cross at a crosswalk
+        # people on foot cross at a crosswalk, also with others, or named by a word that is no road user of its own
         ("This warning sign tells you that people may be crossing the road ahead. Slow down.", "crosswalk"),
         ("This warning sign tells you that children may be crossing the street ahead. Slow down.", "crosswalk"),
+        ("This warning sign tells you that pedestrians and bicyclists may be crossing the road ahead.", "crosswalk"),
+        ("This warning sign tells truck drivers that people may be crossing the road ahead.", "crosswalk"),
+        ("This warning sign tells you that children on bikes may be crossing the street ahead.", "crosswalk"),
     ],
 )
 def test_a_sign_warning_of_others_crossing_marks_no_crosswalk(

@@ -683,7 +683,17 @@ class OntologyGroundedParser:
                 ranked[0] = dataclasses.replace(top, term=kind.term, via="specialised")
                 ranked = [ranked[0], *(m for m in ranked[1:] if m.term != kind.term)]
         said = self.said_vehicle(model, analysis)
-        if ranked and said is not None and ranked[0].term.normalised in _said_of(said):
+        if (
+            ranked
+            and said is not None
+            and ranked[0].term.normalised in _said_of(said)
+            # the oncoming one is the top mention itself ("behind the car ahead ... trucks coming toward you" keeps
+            # the car ahead)
+            and (
+                _ONCOMING_KINDS.get(ranked[0].term.normalised) != said.normalised
+                or _said_to_come_toward(ranked[0], analysis.tokens)
+            )
+        ):
             ranked[0] = dataclasses.replace(ranked[0], term=said, via="specialised")
             ranked = [ranked[0], *(m for m in ranked[1:] if m.term != said)]
         if ranked and _generic_name(ranked[0]) in model.specialised:
@@ -968,7 +978,8 @@ class OntologyGroundedParser:
         of the rule, nor is one named only as a fallback after something absent ("If there is no limit line, stop
         before the crosswalk"): the rule's place is then what its sign or signal implies. Nor is a place in an
         exception ("unless you are in an intersection") or one implied by a sign or signal that is only compared to
-        ("as you would a traffic signal").
+        ("as you would a traffic signal"), nor a stop that no bus leaves ("When leaving a stop, check for
+        pedestrians").
         """
         absent = [m for m in analysis.road_types + analysis.manipulations if m.absent]
         return [
@@ -983,6 +994,7 @@ class OntologyGroundedParser:
             and not _fallback_place(m, analysis.tokens)
             and not _compared_to(m, analysis.tokens)
             and not _excepted(m, analysis.tokens)
+            and not _left_by_no_bus(m, analysis)
         ]
 
     def own_places(self, model: _RegionModel, analysis: RuleAnalysis, manipulation: Term | None) -> list[Mention]:
@@ -1544,18 +1556,38 @@ def _names_crossing(m: Mention) -> bool:
 
 
 def _crossed_by_others(place: Mention, analysis: RuleAnalysis) -> bool:
-    """The road user named last before a crossing in its sentence (what crosses) is no person on foot: "deer may be
-    crossing the road", not "people may be crossing the road" or "children cross the street"."""
+    """Those said to cross, named between the last sign before the crossing (or its sentence's start) and the crossing,
+    include road users and no one on foot: "deer may be crossing the road", "bicyclists may be crossing"; not
+    "pedestrians and bicyclists may be crossing", "tells drivers that people may be crossing" or "children on bikes"."""
     toks = analysis.tokens
-    before = [
-        m
-        for m in analysis.manipulations
-        if m.end <= place.start and toks[m.start].sentence == toks[place.start].sentence and "sign" not in m.term.tokens
-    ]
-    if not before:
+    sentence = toks[place.start].sentence
+    start = next(i for i in range(place.start, -1, -1) if i == 0 or toks[i - 1].sentence != sentence)
+    signs = [m.end for m in analysis.manipulations if "sign" in m.term.tokens and start <= m.end <= place.start]
+    start = max([start, *signs])
+    if _WALKING_WORDS & {t.word for t in toks[start : place.start]}:
         return False
-    who = max(before, key=lambda m: m.start)
-    return not (_ON_FOOT | {"child"}) & set(who.term.tokens)
+    named = [m for m in analysis.manipulations if start <= m.start and m.end <= place.start]
+    return bool(named) and not any((_ON_FOOT | {"child"}) & set(m.term.tokens) for m in named)
+
+
+_WALKING_WORDS = frozenset({"pedestrian", "person", "people", "child", "kid", "walker", "schoolchild"})
+
+
+def _left_by_no_bus(place: Mention, analysis: RuleAnalysis) -> bool:
+    """A stop left ("leaving a stop", "pulling away from the stop") where no bus, streetcar or school bus just before
+    it is what leaves: the ego's own stop, or a truck's."""
+    if tokens(place.surface)[:1] not in (("leaving",), ("pulling",)):
+        return False
+    toks = analysis.tokens
+    return not any(
+        m.term.normalised in _STOPPING_VEHICLES
+        and place.start - 2 <= m.end <= place.start
+        and toks[m.start].clause == toks[place.start].clause
+        for m in analysis.manipulations
+    )
+
+
+_STOPPING_VEHICLES = frozenset({"public transport bus", "school bus", "rail vehicle"})
 
 
 _RAIL_CROSSING_WORDS = frozenset({"railroad", "railway", "rail", "level", "train"})
@@ -1632,24 +1664,32 @@ _COMING = frozenset({"coming", "come", "going", "traveling", "travelling", "driv
 
 
 def _said_to_come_toward(m: Mention, toks: list[Token]) -> bool:
-    """The mention's own clause says it comes toward the ego: "coming toward you", "coming at you", "going the other
-    way", "traveling in the opposite direction", "riding from the other direction"; not where it is going to ("turning
-    the other way" says nothing of where it comes from)."""
+    """The mention's own words say it comes toward the ego, right after it or in a relative clause on it ("cars coming
+    toward you", "bicyclists who are coming from the opposite direction", "trucks going the other way"); not where it
+    is going to ("turning the other way"), nor what another road user or the ego does later in the clause ("the
+    bicyclist and cars coming toward you", "the bicyclist as you are going the other way")."""
     after = _own_words_after(m, toks, 8)
-    for i, w in enumerate(after):
-        if w not in _COMING:
-            continue
-        rest = after[i + 1 : i + 5]
-        if rest[:2] in (["toward", "you"], ["towards", "you"], ["at", "you"]):
-            return True
-        if rest[:1] in (["from"], ["in"]):
-            rest = rest[1:]
-        if rest[:3] in (["the", "other", "way"], ["the", "opposite", "way"]) or rest[:3] in (
-            ["the", "other", "direction"],
-            ["the", "opposite", "direction"],
-        ):
-            return True
-    return False
+    if after[:1] and after[0] in _RELATIVE:
+        after = after[1:]
+        if after[:1] and after[0] in _BE:
+            after = after[1:]
+    if not after[:1] or after[0] not in _COMING:
+        return False
+    rest = after[1:5]
+    if rest[:2] in (["toward", "you"], ["towards", "you"], ["at", "you"]):
+        return True
+    if rest[:1] in (["from"], ["in"]):
+        rest = rest[1:]
+    return rest[:3] in (
+        ["the", "other", "way"],
+        ["the", "opposite", "way"],
+        ["the", "other", "direction"],
+        ["the", "opposite", "direction"],
+    )
+
+
+_RELATIVE = frozenset({"who", "that", "which"})
+_BE = frozenset({"is", "are", "was", "were"})
 
 
 def _said_of(said: Term) -> frozenset[str]:
