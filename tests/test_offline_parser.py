@@ -4236,11 +4236,6 @@ def test_a_car_said_to_have_stopped_or_come_to_a_stop_is_the_stopped_vehicle(
         ("Before you pass, look out for cars going the other way and for curves ahead.", "an oncoming vehicle"),
         ("On a two-lane road, slow down for trucks coming toward you.", "an oncoming vehicle"),
         ("Watch out for bikes riding in the other direction on a two-way bike path.", "an oncoming bicyclist"),
-        # a driver (no road user of its own) who comes the other way implies the oncoming vehicle
-        (
-            "If a driver coming the other way does not dim the high beams, slow down and look to the right.",
-            "an oncoming vehicle",
-        ),
         # where it goes is no way it comes from
         ("Look out for bicyclists turning the other way at the junction.", "a bicyclist"),
         ("Slow down for bicyclists riding next to you.", "a bicyclist"),
@@ -4248,6 +4243,7 @@ def test_a_car_said_to_have_stopped_or_come_to_a_stop_is_the_stopped_vehicle(
         ("Slow down for a bicyclist and let cars coming the other way pass first.", "a bicyclist"),
         ("Leave room for bicyclists as traffic going the other way passes.", "a bicyclist"),
         ("Pass a bicyclist only as you are going the other way.", "a bicyclist"),
+        ("Look out for a car backing out of a driveway as you are coming the other way.", "a vehicle"),
         # nor does another car's coming make the car ahead an oncoming one
         ("Keep three seconds behind the vehicle ahead, and watch for trucks coming toward you.", "a vehicle"),
     ],
@@ -4266,6 +4262,8 @@ def test_a_road_user_said_to_come_toward_you_is_the_oncoming_one(
         ("When a bus is leaving a stop, be ready to let it back into your lane.", "bus stopping"),
         ("Watch for buses pulling away from stops along the curb and let them merge.", "bus stopping"),
         ("When a streetcar is pulling out of the stop, stay behind it.", "bus stopping"),
+        ("Yield to a bus when it is pulling away from the stop.", "bus stopping"),
+        ("When the bus in front of you is leaving a stop, let it merge.", "bus stopping"),
         # a STOP sign left behind is no bus stop
         ("After leaving a stop sign, speed up gradually and check for pedestrians.", "intersection"),
         ("When pulling away from a stop sign, watch for cross traffic.", "intersection"),
@@ -4287,12 +4285,15 @@ def test_a_bus_leaving_its_stop_is_at_the_bus_stop(
         # a sign that warns of animals or bicyclists crossing the road stands on any road
         ("A yellow warning sign with a deer on it warns that deer may be crossing the road ahead.", "any roads"),
         ("This warning sign tells you that bicyclists may be crossing the road ahead. Slow down.", "any roads"),
+        # whether the MR adds the sign or the bicyclists it warns of
+        ("A warning sign with a bicycle on it tells you that bicyclists may be crossing the road ahead.", "any roads"),
         # people on foot cross at a crosswalk, also with others, or named by a word that is no road user of its own
         ("This warning sign tells you that people may be crossing the road ahead. Slow down.", "crosswalk"),
         ("This warning sign tells you that children may be crossing the street ahead. Slow down.", "crosswalk"),
         ("This warning sign tells you that pedestrians and bicyclists may be crossing the road ahead.", "crosswalk"),
         ("This warning sign tells truck drivers that people may be crossing the road ahead.", "crosswalk"),
         ("This warning sign tells you that children on bikes may be crossing the street ahead.", "crosswalk"),
+        ("This warning sign tells you that hikers and horses may be crossing the road ahead.", "crosswalk"),
     ],
 )
 def test_a_sign_warning_of_others_crossing_marks_no_crosswalk(

@@ -948,7 +948,7 @@ class OntologyGroundedParser:
     def said_vehicle(model: _RegionModel, analysis: RuleAnalysis) -> Term | None:
         """The kind a motor vehicle is where its own clause says what it does: a turning vehicle ("When a truck ahead
         of you is turning right", "trucks swing wide to make turns") or a stopped vehicle ("if the car in the next
-        lane has stopped"), or an oncoming one ("a driver coming the other way", "bicyclists who are coming from the opposite
+        lane has stopped"), or an oncoming one ("cars going the other way", "bicyclists who are coming from the opposite
         direction"), else None."""
         for m in analysis.manipulations:
             if m.term.normalised not in _TURNING_KINDS or m.ruled_out:
@@ -1025,9 +1025,10 @@ class OntologyGroundedParser:
         ):
             specific = [m for m in specific if not _names_crossing(m)]
         # Nor does a sign that warns of others crossing ("warns that deer may be crossing the road ahead", "bicyclists
-        # may be riding along or crossing the road"): only people on foot cross at a crosswalk.
-        if manipulation is not None and "sign" in manipulation.tokens:
-            specific = [m for m in specific if not (_names_crossing(m) and _crossed_by_others(m, analysis))]
+        # may be riding along or crossing the road"), whether the MR adds the sign or those it warns of: only people on
+        # foot cross at a crosswalk.
+        warned = manipulation is not None and "sign" in manipulation.tokens
+        specific = [m for m in specific if not (_names_crossing(m) and _crossed_by_others(m, analysis, warned))]
         # The tracks of a streetcar, tram or light rail vehicle the rule names run in the street ("look for one before
         # you cross the tracks"): they are no railroad crossing. (Tracks called a railroad's are: "Before you cross
         # light rail or railroad tracks, look both ways".)
@@ -1555,14 +1556,17 @@ def _names_crossing(m: Mention) -> bool:
     return bool({"cross", "crossing"} & words) and not _RAIL_CROSSING_WORDS & words
 
 
-def _crossed_by_others(place: Mention, analysis: RuleAnalysis) -> bool:
-    """Those said to cross, named between the last sign before the crossing (or its sentence's start) and the crossing,
-    include road users and no one on foot: "deer may be crossing the road", "bicyclists may be crossing"; not
-    "pedestrians and bicyclists may be crossing", "tells drivers that people may be crossing" or "children on bikes"."""
+def _crossed_by_others(place: Mention, analysis: RuleAnalysis, warned: bool) -> bool:
+    """A sign warns of those said to cross (the rule's sign, ``warned``, or one named before the crossing in its
+    sentence), and they (named between the last such sign, or the sentence's start, and the crossing) include road
+    users and no one on foot: "deer may be crossing the road", "bicyclists may be crossing"; not "pedestrians and
+    bicyclists may be crossing", "tells drivers that people may be crossing" or "children on bikes"."""
     toks = analysis.tokens
     sentence = toks[place.start].sentence
     start = next(i for i in range(place.start, -1, -1) if i == 0 or toks[i - 1].sentence != sentence)
     signs = [m.end for m in analysis.manipulations if "sign" in m.term.tokens and start <= m.end <= place.start]
+    if not (signs or warned):
+        return False
     start = max([start, *signs])
     if _WALKING_WORDS & {t.word for t in toks[start : place.start]}:
         return False
@@ -1570,24 +1574,32 @@ def _crossed_by_others(place: Mention, analysis: RuleAnalysis) -> bool:
     return bool(named) and not any((_ON_FOOT | {"child"}) & set(m.term.tokens) for m in named)
 
 
-_WALKING_WORDS = frozenset({"pedestrian", "person", "people", "child", "kid", "walker", "schoolchild"})
+_WALKING_WORDS = frozenset(
+    {"pedestrian", "person", "people", "child", "kid", "walker", "schoolchild", "hiker", "jogger"}
+)
 
 
 def _left_by_no_bus(place: Mention, analysis: RuleAnalysis) -> bool:
-    """A stop left ("leaving a stop", "pulling away from the stop") where no bus, streetcar or school bus just before
-    it is what leaves: the ego's own stop, or a truck's."""
+    """A stop left ("leaving a stop", "pulling away from the stop") that no bus, streetcar or school bus leaves: the
+    ego's own stop, or a truck's. The bus is named before it in its sentence with only a few linking words between ("a
+    bus is leaving a stop", "a bus when it is pulling away from the stop", "the bus in front of you is leaving")."""
     if tokens(place.surface)[:1] not in (("leaving",), ("pulling",)):
         return False
     toks = analysis.tokens
     return not any(
         m.term.normalised in _STOPPING_VEHICLES
-        and place.start - 2 <= m.end <= place.start
-        and toks[m.start].clause == toks[place.start].clause
+        and m.end <= place.start <= m.end + 6
+        and toks[m.start].sentence == toks[place.start].sentence
+        and all(t.word in _BUS_LINKS for t in toks[m.end : place.start])
         for m in analysis.manipulations
     )
 
 
 _STOPPING_VEHICLES = frozenset({"public transport bus", "school bus", "rail vehicle"})
+_BUS_LINKS = frozenset(
+    {"is", "are", "it", "they", "when", "as", "that", "which", "just", "now", "ahead", "in", "front", "of", "you"}
+    | {"driver", "may", "might", "will", "can", "be", "about", "to"}  # "a bus driver leaving", "may be pulling out"
+)
 
 
 _RAIL_CROSSING_WORDS = frozenset({"railroad", "railway", "rail", "level", "train"})
@@ -1653,7 +1665,7 @@ def _said_to_have_stopped(m: Mention, toks: list[Token]) -> bool:
     return stop is not None and not _SUDDENLY & set(raw[stop + 1 : stop + 2]) and not _MODALS & set(after[:stop])
 
 
-# The oncoming kind of a road user whose own clause says it comes toward the ego ("a driver coming the other way",
+# The oncoming kind of a road user whose own words say it comes toward the ego ("trucks going the other way",
 # "bicyclists who are coming from the opposite direction").
 _ONCOMING_KINDS = {
     **dict.fromkeys(_SAID_VEHICLES, "oncoming vehicle"),
