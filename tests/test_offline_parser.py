@@ -4244,6 +4244,8 @@ def test_a_car_said_to_have_stopped_or_come_to_a_stop_is_the_stopped_vehicle(
         ("Leave room for bicyclists as traffic going the other way passes.", "a bicyclist"),
         ("Pass a bicyclist only as you are going the other way.", "a bicyclist"),
         ("Look out for a car backing out of a driveway as you are coming the other way.", "a vehicle"),
+        # said with a bare "is" too
+        ("When a bicyclist is riding the other way, give room.", "an oncoming bicyclist"),
         # nor does another car's coming make the car ahead an oncoming one
         ("Keep three seconds behind the vehicle ahead, and watch for trucks coming toward you.", "a vehicle"),
     ],
@@ -4264,6 +4266,8 @@ def test_a_road_user_said_to_come_toward_you_is_the_oncoming_one(
         ("When a streetcar is pulling out of the stop, stay behind it.", "bus stopping"),
         ("Yield to a bus when it is pulling away from the stop.", "bus stopping"),
         ("When the bus in front of you is leaving a stop, let it merge.", "bus stopping"),
+        # the ego leaving, with a bus named before
+        ("You may pass the bus when you are leaving the stop.", "any roads"),
         # a STOP sign left behind is no bus stop
         ("After leaving a stop sign, speed up gradually and check for pedestrians.", "intersection"),
         ("When pulling away from a stop sign, watch for cross traffic.", "intersection"),
@@ -4294,6 +4298,7 @@ def test_a_bus_leaving_its_stop_is_at_the_bus_stop(
         ("This warning sign tells truck drivers that people may be crossing the road ahead.", "crosswalk"),
         ("This warning sign tells you that children on bikes may be crossing the street ahead.", "crosswalk"),
         ("This warning sign tells you that hikers and horses may be crossing the road ahead.", "crosswalk"),
+        ("A warning sign tells you that bicyclists may be crossing the road, as well as pedestrians.", "crosswalk"),
     ],
 )
 def test_a_sign_warning_of_others_crossing_marks_no_crosswalk(
@@ -4301,6 +4306,17 @@ def test_a_sign_warning_of_others_crossing_marks_no_crosswalk(
 ) -> None:
     mr = best(parser, validator, text, "california")
     assert mr is not None and mr.road_type == road, mr
+
+
+def test_a_line_bus_leaving_its_stop_and_bicyclists_crossing_at_a_stop_sign(
+    parser: OntologyGroundedParser, validator: OfflineValidator
+) -> None:
+    """Germany's line bus leaves its stop as a bus does; a STOP sign warns of no one, so bicyclists crossing there
+    keep their crosswalk."""
+    mr = best(parser, validator, "Line buses pulling away from a stop must be allowed to pull out.", "germany")
+    assert mr is not None and mr.road_type == "bus stopping", mr
+    mr = best(parser, validator, "At a stop sign, let bicyclists crossing the road go first.", "california")
+    assert mr is not None and (mr.manipulation, mr.road_type) == ("a bicyclist", "crosswalk"), mr
 
 
 def test_people_who_are_already_walking_are_pedestrians(

@@ -1024,10 +1024,10 @@ class OntologyGroundedParser:
             manipulation.normalised in model.animals or _MOTOR_WORDS & set(manipulation.tokens)
         ):
             specific = [m for m in specific if not _names_crossing(m)]
-        # Nor does a sign that warns of others crossing ("warns that deer may be crossing the road ahead", "bicyclists
-        # may be riding along or crossing the road"), whether the MR adds the sign or those it warns of: only people on
-        # foot cross at a crosswalk.
-        warned = manipulation is not None and "sign" in manipulation.tokens
+        # Nor does a warning sign that warns of others crossing ("warns that deer may be crossing the road ahead",
+        # "bicyclists may be riding along or crossing the road"), whether the MR adds the sign or those it warns of:
+        # only people on foot cross at a crosswalk.
+        warned = manipulation is not None and "warning" in manipulation.tokens
         specific = [m for m in specific if not (_names_crossing(m) and _crossed_by_others(m, analysis, warned))]
         # The tracks of a streetcar, tram or light rail vehicle the rule names run in the street ("look for one before
         # you cross the tracks"): they are no railroad crossing. (Tracks called a railroad's are: "Before you cross
@@ -1557,48 +1557,53 @@ def _names_crossing(m: Mention) -> bool:
 
 
 def _crossed_by_others(place: Mention, analysis: RuleAnalysis, warned: bool) -> bool:
-    """A sign warns of those said to cross (the rule's sign, ``warned``, or one named before the crossing in its
-    sentence), and they (named between the last such sign, or the sentence's start, and the crossing) include road
-    users and no one on foot: "deer may be crossing the road", "bicyclists may be crossing"; not "pedestrians and
-    bicyclists may be crossing", "tells drivers that people may be crossing" or "children on bikes"."""
+    """A warning sign warns of those said to cross (the rule's own, ``warned``, or one named before the crossing in
+    its sentence), and they include road users and no one on foot: "deer may be crossing the road", "bicyclists may be
+    crossing"; not "pedestrians and bicyclists may be crossing", "tells drivers that people may be crossing", "children
+    on bikes" or "bicyclists may be crossing the road, as well as pedestrians". Those crossing are named between the
+    last such sign (or the sentence's start) and the crossing; people on foot may also be named after it."""
     toks = analysis.tokens
     sentence = toks[place.start].sentence
     start = next(i for i in range(place.start, -1, -1) if i == 0 or toks[i - 1].sentence != sentence)
-    signs = [m.end for m in analysis.manipulations if "sign" in m.term.tokens and start <= m.end <= place.start]
+    end = next(i for i in range(place.end, len(toks) + 1) if i == len(toks) or toks[i].sentence != sentence)
+    signs = [m.end for m in analysis.manipulations if "warning" in m.term.tokens and start <= m.end <= place.start]
     if not (signs or warned):
         return False
     start = max([start, *signs])
-    if _WALKING_WORDS & {t.word for t in toks[start : place.start]}:
+    words = {t.word for t in toks[start : place.start]} | {t.word for t in toks[place.end : end]}
+    named = [
+        m for m in analysis.manipulations if start <= m.start and m.end <= end and not start <= place.start < m.end
+    ]
+    if _ON_FOOT_WORDS & words or any(_ON_FOOT_WORDS & set(m.term.tokens) for m in named):
         return False
-    named = [m for m in analysis.manipulations if start <= m.start and m.end <= place.start]
-    return bool(named) and not any((_ON_FOOT | {"child"}) & set(m.term.tokens) for m in named)
-
-
-_WALKING_WORDS = frozenset(
-    {"pedestrian", "person", "people", "child", "kid", "walker", "schoolchild", "hiker", "jogger"}
-)
+    return any(m.end <= place.start for m in named)
 
 
 def _left_by_no_bus(place: Mention, analysis: RuleAnalysis) -> bool:
     """A stop left ("leaving a stop", "pulling away from the stop") that no bus, streetcar or school bus leaves: the
     ego's own stop, or a truck's. The bus is named before it in its sentence with only a few linking words between ("a
-    bus is leaving a stop", "a bus when it is pulling away from the stop", "the bus in front of you is leaving")."""
+    bus is leaving a stop", "a bus when it is pulling away from the stop", "the bus in front of you is leaving"); "you"
+    only as in "ahead of you" ("the bus when you are leaving the stop" is the ego's stop)."""
     if tokens(place.surface)[:1] not in (("leaving",), ("pulling",)):
         return False
     toks = analysis.tokens
+
+    def linking(i: int) -> bool:
+        return toks[i].word in _BUS_LINKS or (toks[i].word == "you" and toks[i - 1].word == "of")
+
     return not any(
         m.term.normalised in _STOPPING_VEHICLES
         and m.end <= place.start <= m.end + 6
         and toks[m.start].sentence == toks[place.start].sentence
-        and all(t.word in _BUS_LINKS for t in toks[m.end : place.start])
+        and all(linking(i) for i in range(m.end, place.start))
         for m in analysis.manipulations
     )
 
 
-_STOPPING_VEHICLES = frozenset({"public transport bus", "school bus", "rail vehicle"})
+_STOPPING_VEHICLES = frozenset({"public transport bus", "line bus", "school bus", "rail vehicle"})
 _BUS_LINKS = frozenset(
-    {"is", "are", "it", "they", "when", "as", "that", "which", "just", "now", "ahead", "in", "front", "of", "you"}
-    | {"driver", "may", "might", "will", "can", "be", "about", "to"}  # "a bus driver leaving", "may be pulling out"
+    {"is", "are", "it", "they", "when", "as", "that", "which", "just", "now", "ahead", "in", "front", "of"}
+    | {"driver", "may", "might", "will", "can", "be", "about", "to"}  # "a bus driver leaving", "a bus may be leaving"
 )
 
 
@@ -1683,8 +1688,8 @@ def _said_to_come_toward(m: Mention, toks: list[Token]) -> bool:
     after = _own_words_after(m, toks, 8)
     if after[:1] and after[0] in _RELATIVE:
         after = after[1:]
-        if after[:1] and after[0] in _BE:
-            after = after[1:]
+    if after[:1] and after[0] in _BE:  # "bicyclists who are coming", "a vehicle is traveling the other way"
+        after = after[1:]
     if not after[:1] or after[0] not in _COMING:
         return False
     rest = after[1:5]
@@ -1803,6 +1808,8 @@ def _negated_list_item(m: Mention, toks: list[Token]) -> bool:
 
 _TURN_WORDS = frozenset({"turn", "turns", "turning", "u-turn", "u-turns"})
 _ON_FOOT = frozenset({"pedestrian", "person", "guide", "senior"})
+# Words and term words for people on foot (a crossing guard walks out with the children).
+_ON_FOOT_WORDS = _ON_FOOT | {"people", "child", "kid", "walker", "schoolchild", "hiker", "jogger", "guard"}
 
 
 def _without_doing(toks: list[Token], i: int) -> bool:
