@@ -4299,6 +4299,10 @@ def test_a_bus_leaving_its_stop_is_at_the_bus_stop(
         ("This warning sign tells you that children on bikes may be crossing the street ahead.", "crosswalk"),
         ("This warning sign tells you that hikers and horses may be crossing the road ahead.", "crosswalk"),
         ("A warning sign tells you that bicyclists may be crossing the road, as well as pedestrians.", "crosswalk"),
+        (
+            "This warning sign tells you that bicyclists may be crossing the road, and so may wheelchair users.",
+            "crosswalk",
+        ),
     ],
 )
 def test_a_sign_warning_of_others_crossing_marks_no_crosswalk(

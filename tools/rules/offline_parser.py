@@ -1572,7 +1572,7 @@ def _crossed_by_others(place: Mention, analysis: RuleAnalysis, warned: bool) -> 
     start = max([start, *signs])
     words = {t.word for t in toks[start : place.start]} | {t.word for t in toks[place.end : end]}
     named = [
-        m for m in analysis.manipulations if start <= m.start and m.end <= end and not start <= place.start < m.end
+        m for m in analysis.manipulations if start <= m.start and m.end <= end and not m.start <= place.start < m.end
     ]
     if _ON_FOOT_WORDS & words or any(_ON_FOOT_WORDS & set(m.term.tokens) for m in named):
         return False
