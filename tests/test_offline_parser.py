@@ -2720,14 +2720,6 @@ def test_a_class_of_sign_gives_way_to_the_sign_it_shows(
     assert mr is not None and mr.manipulation == manipulation
 
 
-def test_an_oncoming_driver_is_the_oncoming_vehicle(
-    parser: OntologyGroundedParser, validator: OfflineValidator
-) -> None:
-    text = "When an oncoming driver fails to dim the headlights, look toward the right edge of your lane."
-    mr = best(parser, validator, text, "california")
-    assert mr is not None and mr.manipulation == "an oncoming vehicle"
-
-
 @pytest.mark.parametrize(
     ("text", "manipulation"),
     [
@@ -2738,9 +2730,31 @@ def test_an_oncoming_driver_is_the_oncoming_vehicle(
         ("Before you pass, make sure that no oncoming vehicle is near.", "an oncoming vehicle"),
         ("Dim your high beams whenever another vehicle comes toward you.", "an oncoming vehicle"),
         ("When you meet another vehicle on a narrow bridge, keep right.", "an oncoming vehicle"),
+        # an oncoming driver is the oncoming vehicle
+        (
+            "When an oncoming driver fails to dim the headlights, look toward the right edge of your lane.",
+            "an oncoming vehicle",
+        ),
+        # a road user whose own clause says it comes toward the driver is the oncoming one
+        ("On a left turn, give way to bicyclists who are coming from the opposite direction.", "an oncoming bicyclist"),
+        ("Before you pass, look out for cars going the other way and for curves ahead.", "an oncoming vehicle"),
+        ("On a two-lane road, slow down for trucks coming toward you.", "an oncoming vehicle"),
+        ("Watch out for bikes riding in the other direction on a two-way bike path.", "an oncoming bicyclist"),
+        # where it goes is no way it comes from
+        ("Look out for bicyclists turning the other way at the junction.", "a bicyclist"),
+        ("Slow down for bicyclists riding next to you.", "a bicyclist"),
+        # what another road user or the ego does later in the clause is not the road user's own coming
+        ("Slow down for a bicyclist and let cars coming the other way pass first.", "a bicyclist"),
+        ("Leave room for bicyclists as traffic going the other way passes.", "a bicyclist"),
+        ("Pass a bicyclist only as you are going the other way.", "a bicyclist"),
+        ("Look out for a car backing out of a driveway as you are coming the other way.", "a vehicle"),
+        # said with a bare "is" too
+        ("When a bicyclist is riding the other way, give room.", "an oncoming bicyclist"),
+        # nor does another car's coming make the car ahead an oncoming one
+        ("Keep three seconds behind the vehicle ahead, and watch for trucks coming toward you.", "a vehicle"),
     ],
 )
-def test_another_vehicle_is_no_oncoming_one_by_itself(
+def test_which_road_user_is_the_oncoming_one(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, manipulation: str
 ) -> None:
     mr = best(parser, validator, text, "california")
@@ -4222,35 +4236,6 @@ def test_ones_turn_in_a_queue_names_no_junction(
     ],
 )
 def test_a_car_said_to_have_stopped_or_come_to_a_stop_is_the_stopped_vehicle(
-    parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
-) -> None:
-    mr = best(parser, validator, text, "california")
-    assert mr is not None and mr.manipulation == expected, mr
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        # a road user whose own clause says it comes toward the driver is the oncoming one
-        ("On a left turn, give way to bicyclists who are coming from the opposite direction.", "an oncoming bicyclist"),
-        ("Before you pass, look out for cars going the other way and for curves ahead.", "an oncoming vehicle"),
-        ("On a two-lane road, slow down for trucks coming toward you.", "an oncoming vehicle"),
-        ("Watch out for bikes riding in the other direction on a two-way bike path.", "an oncoming bicyclist"),
-        # where it goes is no way it comes from
-        ("Look out for bicyclists turning the other way at the junction.", "a bicyclist"),
-        ("Slow down for bicyclists riding next to you.", "a bicyclist"),
-        # what another road user or the ego does later in the clause is not the road user's own coming
-        ("Slow down for a bicyclist and let cars coming the other way pass first.", "a bicyclist"),
-        ("Leave room for bicyclists as traffic going the other way passes.", "a bicyclist"),
-        ("Pass a bicyclist only as you are going the other way.", "a bicyclist"),
-        ("Look out for a car backing out of a driveway as you are coming the other way.", "a vehicle"),
-        # said with a bare "is" too
-        ("When a bicyclist is riding the other way, give room.", "an oncoming bicyclist"),
-        # nor does another car's coming make the car ahead an oncoming one
-        ("Keep three seconds behind the vehicle ahead, and watch for trucks coming toward you.", "a vehicle"),
-    ],
-)
-def test_a_road_user_said_to_come_toward_you_is_the_oncoming_one(
     parser: OntologyGroundedParser, validator: OfflineValidator, text: str, expected: str
 ) -> None:
     mr = best(parser, validator, text, "california")
