@@ -1538,6 +1538,16 @@ def _after_then(toks: list[Token], i: int) -> bool:
     return False
 
 
+def _sentence_start(toks: list[Token], i: int) -> int:
+    """Index of the first token of the sentence that token ``i`` is in."""
+    return next(j for j in range(i, -1, -1) if j == 0 or toks[j - 1].sentence != toks[i].sentence)
+
+
+def _sentence_end(toks: list[Token], i: int) -> int:
+    """Index just past the last token of the sentence that token ``i`` is in."""
+    return next(j for j in range(i, len(toks) + 1) if j == len(toks) or toks[j].sentence != toks[i].sentence)
+
+
 def _clause_start(toks: list[Token], clause: int) -> int:
     """Index of the first token of ``clause``."""
     return next(i for i, t in enumerate(toks) if t.clause == clause)
@@ -1563,9 +1573,7 @@ def _crossed_by_others(place: Mention, analysis: RuleAnalysis, warned: bool) -> 
     on bikes" or "bicyclists may be crossing the road, as well as pedestrians". Those crossing are named between the
     last such sign (or the sentence's start) and the crossing; people on foot may also be named after it."""
     toks = analysis.tokens
-    sentence = toks[place.start].sentence
-    start = next(i for i in range(place.start, -1, -1) if i == 0 or toks[i - 1].sentence != sentence)
-    end = next(i for i in range(place.end, len(toks) + 1) if i == len(toks) or toks[i].sentence != sentence)
+    start, end = _sentence_start(toks, place.start), _sentence_end(toks, place.start)
     signs = [m.end for m in analysis.manipulations if "warning" in m.term.tokens and start <= m.end <= place.start]
     if not (signs or warned):
         return False
@@ -2473,7 +2481,7 @@ def _aside_lists(users: list[Mention], toks: list[Token], text: str) -> None:
         return _has_any(clause, _EXAMPLE_PHRASES)
 
     def opens_sentence(m: Mention) -> bool:
-        first = next(i for i in range(m.start, -1, -1) if i == 0 or toks[i - 1].sentence != toks[m.start].sentence)
+        first = _sentence_start(toks, m.start)
         words = [t.word for t in toks[first : first + 3]]
         return toks[first].clause == toks[m.start].clause and any(
             tuple(words[i : i + len(p)]) == p for p in _EXAMPLE_PHRASES for i in range(2)
