@@ -1925,3 +1925,52 @@ def test_coaches_and_box_ambulances_are_trucks(extractor: OfflineCrashExtractor,
         f"{vehicle}, was traveling south. It was daylight. The front of V2 struck the front of V1.",
     )
     assert {a.id: a.vehicle_class for a in s.actors}["V2"] == kind
+
+
+def test_a_merge_joins_the_widest_road_it_reaches(extractor: OfflineCrashExtractor) -> None:
+    """An on-ramp that starts at a smaller road ("begins at a two-lane, one-way service road") merges into the larger
+    one: the road it joins is the merge's main road, whichever the narrative named first."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2009 Honda Odyssey, was on a single-lane on-ramp that starts at a two-lane, one-way "
+        "service road and was merging into the right lane of a six-lane, divided freeway (three lanes in each "
+        "direction). Vehicle two (V2), a 2016 Kenworth T680 tractor-trailer, was traveling in the right lane of the "
+        "freeway. It was daylight. The front of V2 struck the rear of V1.",
+    )
+    net = s.to_safe()["Road network"]
+    assert s.road_network.road_type == "Merge"
+    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == (6, 2)
+
+
+@pytest.mark.parametrize(
+    "goal",
+    [
+        "turned right across both lanes in order to reach an on-ramp to the freeway that starts 150 m to the east",
+        "pulled out of a gas station, trying to get to the entrance ramp of the interstate",
+    ],
+)
+def test_a_ramp_a_vehicle_was_heading_for_is_not_the_crash_place(extractor: OfflineCrashExtractor, goal: str) -> None:
+    """A ramp that a driver set out to reach ("in order to reach an on-ramp", "to get to the entrance ramp") is where
+    the vehicle was going, not where the crash happened: the crash is on the road it was crossing."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Mazda 6, was traveling west in the right lane of a two-lane, one-way frontage road. "
+        f"Vehicle two (V2), a 2014 Ford F-150 pickup, {goal}. It was daylight. The front of V1 struck the left side "
+        "of V2.",
+    )
+    assert (s.road_network.road_type, s.road_network.lanes, s.road_network.ways) == ("Straight", 2, 1)
+
+
+def test_a_lane_list_ends_where_the_narrative_moves_elsewhere(extractor: OfflineCrashExtractor) -> None:
+    """A cross-section listed at the junction ("5 lanes wide (two northbound lanes, a southbound left-turn lane and
+    two southbound lanes)") is the junction's count: lanes named next for a place away from it ("and north of the
+    signal the two southbound lanes narrow to one") are not more of its lanes."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2010 Toyota Corolla, was traveling south on a two-way avenue and was stopped in the "
+        "southbound left-turn lane at a signalized four-leg intersection. At the intersection the avenue is 5 lanes "
+        "wide (two northbound lanes, a southbound left-turn lane and two southbound through lanes), and north of the "
+        "intersection the two southbound through lanes narrow to one. Vehicle two (V2), a 2017 Nissan Altima, was "
+        "traveling north. It was daylight. The front of V2 struck the right side of V1.",
+    )
+    assert (s.road_network.road_type, s.road_network.lanes) == ("Intersection", 5)
