@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -201,3 +203,40 @@ def test_kill_9_with_work_in_flight_loses_nothing_and_repeats_nothing(tmp_path: 
         st = read_state(data / "daemon.json")
         if st is not None and st.nats_pid and pid_alive(st.nats_pid):
             os.kill(st.nats_pid, signal.SIGKILL)
+
+
+def test_a_daemon_whose_log_reader_is_gone_still_stops_on_sigterm(tmp_path: Path, daemon_config: Path) -> None:
+    """A daemon left behind by a parent that died (a test run or a terminal killed) logs into a pipe nobody reads:
+    every log line meets a broken pipe. SIGTERM must still stop it cleanly, not be lost in the handler's own log
+    line."""
+    data = tmp_path / "data"
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "runners.cli", "daemon", "--data-dir", str(data), "--config", str(daemon_config)],
+        stdout=subprocess.DEVNULL,
+        stderr=write_end,
+    )
+    os.close(write_end)
+    done = threading.Event()
+
+    def drain() -> None:  # read the log until the reader "dies", so the pipe never fills meanwhile
+        while not done.is_set():
+            if select.select([read_end], [], [], 0.1)[0] and not os.read(read_end, 65536):
+                return
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        wait_ready(data, proc)
+        done.set()
+        reader.join(timeout=5)
+        os.close(read_end)  # the reader is gone: from now on the daemon's log lines meet a broken pipe
+        time.sleep(1.0)  # heartbeats log meanwhile
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert proc.returncode == 0
+        assert read_state(data / "daemon.json") is None  # it stopped cleanly: its state file is gone
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -21,14 +21,21 @@ class _CurrentStderr:
     """Writes to whatever ``sys.stderr`` is at the time of writing.
 
     A stream captured at configure time may be closed later (a test runner's capture, a CLI runner's
-    buffer); an agent must never fail because its log line had nowhere to go.
+    buffer), and a pipe's reader may be gone (a daemon whose parent died): an agent, or a signal handler, must never
+    fail because its log line had nowhere to go. Such a line is dropped.
     """
 
     def write(self, text: str) -> int:
-        return sys.stderr.write(text)
+        try:
+            return sys.stderr.write(text)
+        except (OSError, ValueError):  # a broken pipe, or a closed stream
+            return 0
 
     def flush(self) -> None:
-        sys.stderr.flush()
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def configure_logging(level: str = "info", fmt: Literal["json", "console"] = "json") -> None:

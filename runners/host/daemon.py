@@ -215,11 +215,13 @@ class Daemon:
             await self.stop()
 
     def _on_signal(self, sig: signal.Signals) -> None:
+        # Act first, log after: a log line that fails (its reader gone) must not swallow the signal.
         if self._stop.is_set():
-            log.warning("second signal: exiting now; unfinished work will be redelivered", signal=sig.name)
+            with contextlib.suppress(Exception):
+                log.warning("second signal: exiting now; unfinished work will be redelivered", signal=sig.name)
             os._exit(130)
-        log.info("stopping: finishing in-flight work", signal=sig.name, grace_s=self.config.shutdown_grace_s)
         self._stop.set()
+        log.info("stopping: finishing in-flight work", signal=sig.name, grace_s=self.config.shutdown_grace_s)
 
     async def stop(self) -> None:
         """Finish or hand back in-flight work, then close everything this daemon owns."""
