@@ -1912,6 +1912,9 @@ def test_snow_lying_by_the_road_is_not_snow_falling(
         ("a 2011 MCI D4505 motor coach", "Truck"),
         ("a 2015 Chevrolet G4500 type III ambulance", "Truck"),
         ("a 2013 Ford F-450 Type 1 ambulance", "Truck"),
+        # coach makers named without the word "coach" (Europe's, sold in the US too)
+        ("a 2014 Van Hool CX45", "Truck"),
+        ("a 2012 Setra S 417", "Truck"),
         # a van-bodied ambulance stays a car, as a van does
         ("a 2016 Ford Transit van ambulance", "Car"),
     ],

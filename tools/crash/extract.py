@@ -1369,7 +1369,14 @@ class OfflineCrashExtractor:
 
     def _body_type(self, description: str) -> str:
         low = description.lower()
-        hits = [(m.end() - m.start(), bt) for bt, p in self._body for m in p.finditer(low)]
+        # (a body word inside a make's name is no body: the "van" of "Van Hool", a coach maker)
+        makes = [m.span() for p in (self._heavy, self._bus, self._moto) for m in p.finditer(low)]
+        hits = [
+            (m.end() - m.start(), bt)
+            for bt, p in self._body
+            for m in p.finditer(low)
+            if not any(a <= m.start() and m.end() <= b for a, b in makes)
+        ]
         # A body named outright ("a Freightliner M2 box truck") beats what the make suggests; the bare word "truck"
         # says less than a make that builds only tractors.
         if hits and max(hits)[1] != "Truck":
