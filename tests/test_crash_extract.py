@@ -1930,19 +1930,34 @@ def test_coaches_and_box_ambulances_are_trucks(extractor: OfflineCrashExtractor,
     assert {a.id: a.vehicle_class for a in s.actors}["V2"] == kind
 
 
-def test_a_merge_joins_the_widest_road_it_reaches(extractor: OfflineCrashExtractor) -> None:
-    """An on-ramp that starts at a smaller road ("begins at a two-lane, one-way service road") merges into the larger
-    one: the road it joins is the merge's main road, whichever the narrative named first."""
+@pytest.mark.parametrize(
+    ("roads", "main"),
+    [
+        (
+            "was on a single-lane on-ramp that starts at a two-lane, one-way service road and was merging into the "
+            "right lane of a six-lane, divided freeway (three lanes in each direction)",
+            (6, 2),
+        ),
+        # the road merged into is named first, and the ramp leaves a wider one
+        (
+            "was on a four-lane, divided freeway (two lanes in each direction) at an entrance ramp. The single-lane "
+            "on-ramp begins at a six-lane, divided arterial, and V1 was merging from it into the right lane of the "
+            "freeway",
+            (4, 2),
+        ),
+    ],
+)
+def test_a_merge_joins_the_road_it_enters(extractor: OfflineCrashExtractor, roads: str, main: tuple[int, int]) -> None:
+    """An on-ramp that starts at another road ("begins at a two-lane, one-way service road") merges into the road it
+    enters: that is the merge's main road, whichever the narrative named first and whichever is wider."""
     s = extract(
         extractor,
-        "Vehicle one (V1), a 2009 Honda Odyssey, was on a single-lane on-ramp that starts at a two-lane, one-way "
-        "service road and was merging into the right lane of a six-lane, divided freeway (three lanes in each "
-        "direction). Vehicle two (V2), a 2016 Kenworth T680 tractor-trailer, was traveling in the right lane of the "
-        "freeway. It was daylight. The front of V2 struck the rear of V1.",
+        f"Vehicle one (V1), a 2009 Honda Odyssey, {roads}. Vehicle two (V2), a 2016 Kenworth T680 tractor-trailer, was "
+        "traveling in the right lane of the freeway. It was daylight. The front of V2 struck the rear of V1.",
     )
     net = s.to_safe()["Road network"]
     assert s.road_network.road_type == "Merge"
-    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == (6, 2)
+    assert (net["No_lanes_main_road"], net["No_ways_main_road"]) == main
 
 
 @pytest.mark.parametrize(
@@ -1950,6 +1965,7 @@ def test_a_merge_joins_the_widest_road_it_reaches(extractor: OfflineCrashExtract
     [
         "turned right across both lanes in order to reach an on-ramp to the freeway that starts 150 m to the east",
         "pulled out of a gas station, trying to get to the entrance ramp of the interstate",
+        "pulled out of a gas station, heading to the entrance ramp of the interstate",
     ],
 )
 def test_a_ramp_a_vehicle_was_heading_for_is_not_the_crash_place(extractor: OfflineCrashExtractor, goal: str) -> None:
@@ -1964,16 +1980,36 @@ def test_a_ramp_a_vehicle_was_heading_for_is_not_the_crash_place(extractor: Offl
     assert (s.road_network.road_type, s.road_network.lanes, s.road_network.ways) == ("Straight", 2, 1)
 
 
-def test_a_lane_list_ends_where_the_narrative_moves_elsewhere(extractor: OfflineCrashExtractor) -> None:
-    """A cross-section listed at the junction ("5 lanes wide (two northbound lanes, a southbound left-turn lane and
-    two southbound lanes)") is the junction's count: lanes named next for a place away from it ("and north of the
-    signal the two southbound lanes narrow to one") are not more of its lanes."""
+def test_an_intersection_a_driver_hurried_to_reach_is_the_crash_place(extractor: OfflineCrashExtractor) -> None:
+    """Only a ramp set out for is elsewhere: a driver who sped up "to reach the intersection before the light turned
+    red" crashed there."""
+    s = extract(
+        extractor,
+        "Vehicle one (V1), a 2012 Mazda 6, was traveling north on a two-lane, two-way road. The driver of V1 "
+        "accelerated to reach the intersection before the light turned red. Vehicle two (V2), a 2014 Ford F-150, was "
+        "stopped ahead. It was daylight. The front of V1 struck the back of V2.",
+    )
+    assert s.road_network.road_type == "Intersection"
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        "At the intersection the avenue is 5 lanes wide (two northbound lanes, a southbound left-turn lane and two "
+        "southbound through lanes), and north of the intersection the two southbound through lanes narrow to one.",
+        # a place inside one item's own description does not end the list
+        "At the intersection the avenue has two northbound through lanes east of the median, a southbound left-turn "
+        "lane and two southbound through lanes.",
+    ],
+)
+def test_a_lane_list_ends_where_the_narrative_moves_elsewhere(extractor: OfflineCrashExtractor, section: str) -> None:
+    """A cross-section listed at the junction ("two northbound lanes, a southbound left-turn lane and two southbound
+    lanes") is the junction's count: lanes named next in a clause placed away from it ("and north of the signal the
+    two southbound lanes narrow to one") are not more of its lanes, though an item placed by the median still is."""
     s = extract(
         extractor,
         "Vehicle one (V1), a 2010 Toyota Corolla, was traveling south on a two-way avenue and was stopped in the "
-        "southbound left-turn lane at a signalized four-leg intersection. At the intersection the avenue is 5 lanes "
-        "wide (two northbound lanes, a southbound left-turn lane and two southbound through lanes), and north of the "
-        "intersection the two southbound through lanes narrow to one. Vehicle two (V2), a 2017 Nissan Altima, was "
-        "traveling north. It was daylight. The front of V2 struck the right side of V1.",
+        f"southbound left-turn lane at a signalized four-leg intersection. {section} Vehicle two (V2), a 2017 Nissan "
+        "Altima, was traveling north. It was daylight. The front of V2 struck the right side of V1.",
     )
     assert (s.road_network.road_type, s.road_network.lanes) == ("Intersection", 5)

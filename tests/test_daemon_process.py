@@ -240,3 +240,35 @@ def test_a_daemon_whose_log_reader_is_gone_still_stops_on_sigterm(tmp_path: Path
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_second_signal_while_stopping_exits_at_once(tmp_path: Path, daemon_config: Path) -> None:
+    """The first SIGTERM starts a clean stop; a second one while it runs exits at once with 130 (the work left is
+    redelivered), instead of the default action killing the process mid-stop. (A second signal that comes only after
+    the stop finished, while the interpreter exits, may still meet the default action: the stop was clean.)"""
+    data = tmp_path / "data"
+    log = tmp_path / "daemon.log"
+    proc = start_daemon(data, daemon_config, log)
+    nats_pid = None
+    try:
+        wait_ready(data, proc)
+        state = read_state(data / "daemon.json")
+        nats_pid = state.nats_pid if state is not None else None
+        proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while "stopping: finishing in-flight work" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)  # a clean stop takes about a second here: this lands while it runs
+        proc.wait(timeout=60)
+        text = log.read_text()
+        if proc.returncode == 130:
+            assert "second signal: exiting now" in text
+        else:
+            # The second signal came after the clean stop (the interpreter was exiting): nothing was cut short.
+            assert proc.returncode in (0, -signal.SIGTERM) and "daemon stopped" in text, proc.returncode
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if nats_pid is not None and pid_alive(nats_pid):
+            os.kill(nats_pid, signal.SIGKILL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -150,7 +151,8 @@ def run_async(fn: Callable[[], Awaitable[T]]) -> T:
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        with contextlib.suppress(OSError, ValueError):  # (stderr's reader may be gone)
+            err_console.print("interrupted")
         sys.exit(130)
 
 

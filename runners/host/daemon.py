@@ -207,12 +207,15 @@ class Daemon:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self._on_signal, sig)
         try:
-            await self._stop.wait()
+            try:
+                await self._stop.wait()
+            finally:
+                # (the handlers stay while stopping: a second signal then exits at once, as _on_signal says)
+                await self.stop()
         finally:
             for sig in signals:
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(sig)
-            await self.stop()
 
     def _on_signal(self, sig: signal.Signals) -> None:
         # Act first, log after: a log line that fails (its reader gone) must not swallow the signal.

@@ -288,9 +288,13 @@ _BEHIND_IT = re.compile(
     r"(?:(?!(?:of|at|in|on|to|into|onto|through|from|with|for|and|or|but|when|while|as)\b)[\w-]+\s+){0,3}$",
     re.IGNORECASE,
 )
-# A place a driver set out to reach ("in order to reach an entrance ramp", "trying to get to the on-ramp") is where the
-# vehicle was going, not where the crash is.
-_GOAL = re.compile(r"\b(?:to|could)\s+(?:reach|get\s+to)\s+(?:the\s+|an?\s+)?(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+# A ramp a driver set out to reach ("in order to reach an entrance ramp", "trying to get to the on-ramp", "heading to
+# the entrance ramp") is where the vehicle was going, not where the crash is.
+_GOAL = re.compile(
+    r"\b(?:(?:to|could)\s+(?:reach|get\s+to)|head(?:ing|ed)\s+(?:to|for|toward|towards)|on\s+(?:its|his|her|their)\s+"
+    r"way\s+to)\s+(?:the\s+|an?\s+)?(?:[\w-]+\s+){0,2}$",
+    re.IGNORECASE,
+)
 _NEXT = re.compile(r"\b(?:next|upcoming|following|nearest|closest)\s+(?:\w+\s+)?$", re.IGNORECASE)
 # A distance and a side before a place: "about 90 m south of a signalized", "300 feet short of the", "250 m east of
 # the crash site".
@@ -339,6 +343,10 @@ _CRASH_ON_SECTION = re.compile(
 
 
 _JUNCTIONS = ("T-intersection", "Intersection", "Merge")
+# A vehicle entering the road it merges into: "attempting to enter the right lane of", "merging onto the", "joined".
+_MERGES_INTO = re.compile(
+    r"\b(?:merg(?:e|es|ed|ing)\s+(?:into|onto|with)|enter(?:s|ed|ing)?|join(?:s|ed|ing)?)\b", re.IGNORECASE
+)
 
 
 def _placed_away(text: str) -> list[tuple[int, int]]:
@@ -582,10 +590,10 @@ _SECTION_BREAK = re.compile(
     rf"\b(?:V\d|vehicle|{_STREET_NOUNS}|freeway|interstate|ramp|intersecting|crossing|cross|side|becomes|became)\b"
     # "has three lanes: a westbound lane, a two-way left-turn lane and an eastbound lane": the count before a colon is
     # the total of the list after it, not one of its items; so is the count before a list in brackets ("has three lanes
-    # (one eastbound lane, a westbound left-turn lane and one westbound lane)"); and lanes somewhere else are another
-    # cross-section ("... and one westbound through lane), and east of the intersection the two eastbound through
-    # lanes drop back to one")
-    r"|:|\(|\b(?:north|south|east|west)\s+of\b",
+    # (one eastbound lane, a westbound left-turn lane and one westbound lane)"); and a clause that moves elsewhere
+    # starts another cross-section ("... and one westbound through lane), and east of the intersection the two
+    # eastbound through lanes drop back to one"; not "two northbound lanes east of the median, a southbound ...")
+    r"|:|\(|(?:,\s*|\b(?:and|but|while)\s+)(?:just\s+)?(?:north|south|east|west)\s+of\b",
     re.IGNORECASE,
 )
 # A lane list that one direction's word governs from just before it: "Each of its approaches has a left-turn lane and
@@ -776,7 +784,10 @@ class OfflineCrashExtractor:
             # signalized intersection approximately 100 m to the east") is not the crash's place.
             here = [m for m in matches if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
-            here = [m for m in here if not _GOAL.search(pre, max(0, m.start() - 40), m.start())]
+            if (
+                road_type == "Merge"
+            ):  # (a junction reached is often the crash's: "accelerated to reach the intersection")
+                here = [m for m in here if not _GOAL.search(pre, max(0, m.start() - 40), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
             here = [m for m in here if not _BEHIND_IT.search(pre, max(0, m.start() - 180), m.start())]
@@ -920,10 +931,11 @@ class OfflineCrashExtractor:
             net["branch_lanes"] = branch.lanes or defaults.branch_lanes
             net["branch_ways"] = branch.ways or defaults.branch_ways
         elif road_type == "Merge":
-            if len(main) > 1 and max(r.lanes or 0 for r in main) > (first.lanes or 0):
+            into = self._merged_into(text, main)
+            if into is not None:
                 # "a one-lane entrance ramp that begins at a two-lane, one-way frontage road ... to enter the right
-                # lane of a 4-lane, divided interstate": the ramp merges into the widest road, not the one it leaves.
-                first = max(main, key=lambda r: r.lanes or 0)
+                # lane of a 4-lane, divided interstate": the main road is the one merged into, not the one left.
+                first = into
             net["main_lanes"] = first.lanes or defaults.main_lanes
             net["main_ways"] = first.ways or defaults.main_ways
             lanes = ramp.lanes or defaults.branch_lanes or 1
@@ -961,6 +973,18 @@ class OfflineCrashExtractor:
         if not main and (road_type in {"T-intersection", "Merge"} or not ramps):
             notes.append("the narrative gives no lane count; the template's default is used")
         return RoadNetwork(**net)
+
+    @staticmethod
+    def _merged_into(text: str, roads: list[_Road]) -> _Road | None:
+        """The road a merging vehicle enters, of several described: the first whose noun follows a verb of entering
+        ("attempting to enter the right lane of a 4-lane, divided interstate", "merging onto the freeway") in its
+        sentence, with no other road noun between."""
+        for r in roads:
+            window = text[max(_sentence_start(text, r.at), r.at - 80) : r.at]
+            verbs = list(_MERGES_INTO.finditer(window))
+            if verbs and not _ROAD_NOUN.search(window, verbs[-1].end()):
+                return r
+        return None
 
     @staticmethod
     def _forms_a_t(text: str, roads: list[_Road]) -> _Road | None:
