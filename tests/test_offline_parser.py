@@ -4379,3 +4379,23 @@ def test_a_region_signal_with_its_colour_told_leads_the_line_to_stop_at(
 ) -> None:
     mr = best(parser, validator, text, region)
     assert mr is not None and mr.manipulation == expected, mr
+
+
+@pytest.mark.parametrize(
+    ("text", "behaviour"),
+    [
+        # the adverb and the comparative say slow down, even beside a "do not stop"
+        ("Go slowly past a crash site, and do not stop to watch.", "slow down"),
+        ("When the road is icy, drive slower and leave more room.", "slow down"),
+        # ... but driving too slowly is what the rule is against: the ego keeps up
+        ("Going too slowly can also cause crashes. Keep up with the flow of traffic when it is safe.", "keep current"),
+        ("Driving too slowly\nDo not drive so slowly that you block the traffic behind you.", "keep current"),
+    ],
+)
+def test_driving_slowly_slows_down_and_too_slowly_keeps_up(
+    parser: OntologyGroundedParser, text: str, behaviour: str
+) -> None:
+    """'slowly' and 'slower' are cues to slow down like 'slow'; 'too slowly' (or 'too slow') names what a rule warns
+    against, so it outweighs them."""
+    scores = parser.analyse(rule(text, region="california")).behavior_scores
+    assert max(scores, key=lambda b: (scores[b], b == "slow down")) == behaviour, scores
