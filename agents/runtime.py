@@ -13,7 +13,13 @@ rest:
 * outputs carry ids derived from the input, are published before the input is acked, and the input
   id is marked handled, so a redelivery after a crash produces nothing twice; an event that cannot be
   settled so (an output too large for the server, or failures until ``max_deliver``) is dead-lettered;
-* on stop, in-flight work finishes within a grace period, and what does not is handed back (nak).
+* on stop, in-flight work finishes within a grace period, and what does not is handed back (nak);
+* every delivery counts, hand-backs and crashes too, so the server delivers without limit and the runner
+  keeps the count: an event delivered more than ``max_deliver`` times without finishing (handed back on
+  stops, or lost with a crashed process, on its last allowed delivery) is dead-lettered with that reason,
+  never dropped silently by the server;
+* when a batch handler fails as a whole, each event of the batch is tried on its own, so one bad event
+  does not take the others down with it.
 """
 
 from __future__ import annotations
@@ -421,6 +427,8 @@ class AgentRunner:
         valid: list[tuple[Msg, Event]] = []
         for msg in msgs:
             try:
+                if await self._overdelivered(msg):
+                    continue
                 event = await self._decode(msg)
                 if event is None:
                     continue
@@ -437,7 +445,17 @@ class AgentRunner:
         try:
             outcomes = await self.agent.handle_batch([e for _, e in valid])
         except Exception as exc:
-            outcomes = [Outcome(error=exc) for _ in valid]
+            if len(valid) == 1:
+                outcomes = [Outcome(error=exc)]
+            else:
+                # The batch failed as a whole: try each event on its own, so that one bad event fails alone.
+                log.warning(
+                    "batch handler failed; handling its events one by one",
+                    agent=self.agent.name,
+                    size=len(valid),
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+                outcomes = [await self._handle_alone(ev) for _, ev in valid]
         if len(outcomes) != len(valid):
             error = RuntimeError(
                 f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for {len(valid)} events"
@@ -453,6 +471,40 @@ class AgentRunner:
         log.debug(
             "batch handled", agent=self.agent.name, size=len(valid), seconds=round(time.perf_counter() - started, 4)
         )
+
+    async def _handle_alone(self, event: Event) -> Outcome:
+        try:
+            outcomes = await self.agent.handle_batch([event])
+        except Exception as exc:
+            return Outcome(error=exc)
+        if len(outcomes) != 1:
+            return Outcome(
+                error=RuntimeError(f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for 1 event")
+            )
+        return outcomes[0]
+
+    async def _overdelivered(self, msg: Msg) -> bool:
+        """A message delivered more than ``max_deliver`` times never finished: it was handed back on stops, or its
+        process died, on its last allowed delivery (a failure then dead-letters it in :meth:`_settle`). Set it aside
+        with that reason (an error event and a dead letter), rather than run it yet again."""
+        meta = msg.metadata
+        deliveries = (meta.num_delivered if meta else None) or 1
+        if deliveries <= self.consumer.max_deliver:
+            return False
+        reason = (
+            f"delivered {deliveries} times without finishing (handed back on stops, or its process died); "
+            f"retry it with `drivemt dead-letters retry` once the cause is fixed"
+        )
+        self.counters.failed += 1
+        self.counters.last_error = reason
+        log.error("setting aside work that never finished", agent=self.agent.name, deliveries=deliveries)
+        try:
+            await self._dead_letter(msg, reason=reason, error=RuntimeError(reason))
+        except Exception as dl_exc:  # the bus is down: hand it back; it is set aside when it comes again
+            log.error("could not dead-letter a message", agent=self.agent.name, error=str(dl_exc))
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=5.0)
+        return True
 
     async def _unsettled(self, msg: Msg, event: Event, exc: BaseException) -> None:
         """Publishing the outputs, marking the input handled or acking it failed: the event comes back later, unless

@@ -393,7 +393,10 @@ class Bus:
             ack_policy=api.AckPolicy.EXPLICIT,
             deliver_policy=api.DeliverPolicy.ALL,
             ack_wait=settings.ack_wait_s,
-            max_deliver=settings.max_deliver,
+            # The server delivers without limit: work handed back on a stop (or lost with a crashed process) also counts
+            # as a delivery, and the server would drop it silently after its last one. The runner keeps the count and
+            # sets aside, with a dead letter, what passes ``settings.max_deliver`` (agents/runtime.py).
+            max_deliver=-1,
             max_ack_pending=settings.max_ack_pending,
             max_waiting=512,
             filter_subjects=list(subjects) if len(subjects) > 1 else None,

@@ -9,7 +9,7 @@ from typing import ClassVar
 import pytest
 import structlog
 
-from agents.runtime import Agent, AgentRunner
+from agents.runtime import Agent, AgentRunner, Outcome
 from bus import (
     AgentHeartbeat,
     Bus,
@@ -244,3 +244,57 @@ async def test_logs_carry_the_correlation_id(bus: Bus) -> None:
     line = next(entry for entry in logs if entry["event"] == "bad input")
     assert line["correlation_id"] == ev.correlation_id and line["event_id"] == ev.event_id and line["agent"] == "echo"
     await runner.stop()
+
+
+async def test_work_handed_back_on_its_last_delivery_is_set_aside_not_lost(bus: Bus) -> None:
+    """A stop hands unfinished work back, and the hand-back counts as a delivery: with max_deliver 2 and two stops
+    during the work, the server would have dropped it silently. It comes back once more and is dead-lettered with
+    the reason, where `drivemt dead-letters retry` can find it."""
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.progress)
+    settings = ConsumerSettings(max_deliver=2, ack_wait_s=30)
+    await bus.publish(submission("long job"))
+    for _ in range(2):  # two stops, each while the job runs
+        slow = EchoAgent(delay=30.0)
+        runner = await start(slow, bus, consumer=settings)
+        while not slow.calls:
+            await asyncio.sleep(0.02)
+        await runner.stop(grace_s=0.1)
+    fast = EchoAgent()
+    await start(fast, bus, consumer=settings)
+    await rec.wait_for(lambda evs: any(isinstance(e, DeadLettered) for e in evs), timeout=20)
+    dl = next(e for e in rec.events if isinstance(e, DeadLettered))
+    assert dl.payload.deliveries == 3 and "without finishing" in dl.payload.reason
+    assert fast.calls == {} and not any(isinstance(e, ProgressReported) for e in rec.events)
+
+
+class BatchAgent(EchoAgent):
+    """Handles a batch at once and fails the whole batch when one rule in it is 'poison'."""
+
+    name: ClassVar[str] = "batcher"
+    batch_size: ClassVar[int] = 8
+
+    async def handle_batch(self, events: Sequence[Event]) -> list[Outcome]:
+        texts = [e.payload.rules[0].text for e in events]  # type: ignore[attr-defined]
+        if "poison" in texts:
+            raise RuntimeError("the batch broke on one of its rules")
+        return [Outcome(events=list(await self.handle(e))) for e in events]
+
+
+async def test_one_bad_event_in_a_failed_batch_fails_alone(bus: Bus) -> None:
+    """When a batch handler fails as a whole, each event is tried on its own: the good ones are answered, and
+    only the bad one is retried and dead-lettered."""
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.progress)
+    for i, text in enumerate(["a", "b", "poison", "c", "d"]):
+        await bus.publish(submission(text, rule_id=f"r{i}"))
+    agent = BatchAgent()
+    await start(agent, bus, consumer=ConsumerSettings(max_deliver=2, ack_wait_s=5))
+    await rec.wait_for(
+        lambda evs: (
+            sum(isinstance(e, ProgressReported) for e in evs) == 4 and any(isinstance(e, DeadLettered) for e in evs)
+        ),
+        timeout=30,
+    )
+    answered = sorted(e.payload.message for e in rec.events if isinstance(e, ProgressReported))
+    assert answered == ["a", "b", "c", "d"]
+    dead = [e for e in rec.events if isinstance(e, DeadLettered)]
+    assert len(dead) == 1 and "poison" in dead[0].payload.data
