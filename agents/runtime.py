@@ -312,8 +312,10 @@ class AgentRunner:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
                 log.warning("handed back unfinished work", agent=self.agent.name, count=len(pending))
-        with contextlib.suppress(Exception):
-            await self._beat()
+        with contextlib.suppress(
+            Exception
+        ):  # (briefly: a bus that is gone would hold the stop for its publish timeout)
+            await asyncio.wait_for(self._beat(), timeout=2.0)
         self._hb_stop.set()
         if self._hb_task is not None:
             self._hb_task.cancel()

@@ -277,7 +277,10 @@ class Bus:
         if nc is not None and not nc.is_closed:
             with contextlib.suppress(Exception):
                 await nc.flush(timeout=2)
-            await nc.close()
+            try:
+                await nc.close()
+            except Exception as exc:  # the server is gone (a reset connection): there is nothing left to close
+                log.debug("closing the connection failed", error=f"{type(exc).__name__}: {exc}")
 
     async def __aenter__(self) -> Bus:
         await self.connect()

@@ -272,3 +272,95 @@ def test_a_second_signal_while_stopping_exits_at_once(tmp_path: Path, daemon_con
             proc.wait()
         if nats_pid is not None and pid_alive(nats_pid):
             os.kill(nats_pid, signal.SIGKILL)
+
+
+def test_sigterm_during_the_start_stops_cleanly(tmp_path: Path, daemon_config: Path) -> None:
+    """A daemon signalled while it is still starting (loading models, seconds after its bus is up) cancels the start
+    and stops what had started: its nats-server is stopped and its state file removed, not left behind."""
+    data = tmp_path / "data"
+    log = tmp_path / "daemon.log"
+    proc = start_daemon(data, daemon_config, log)
+    nats_pid = None
+    try:
+        deadline = time.monotonic() + 60
+        while "bus ready" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.02)
+        state = read_state(data / "daemon.json")
+        assert state is not None and state.nats_pid is not None
+        nats_pid = state.nats_pid
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert proc.returncode == 0, log.read_text()[-2000:]
+        assert read_state(data / "daemon.json") is None
+        assert not pid_alive(nats_pid), "the daemon's nats-server was left running"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if nats_pid is not None and pid_alive(nats_pid):
+            os.kill(nats_pid, signal.SIGKILL)
+
+
+def test_a_daemon_whose_bus_died_still_stops_cleanly(tmp_path: Path, daemon_config: Path) -> None:
+    """A daemon on a --nats-url whose server died stops on SIGTERM within its grace, with exit code 0, and removes
+    its state file: closing a connection that is gone is no error, and the steps after it still run."""
+    from bus import EmbeddedNatsServer
+
+    server = EmbeddedNatsServer(store_dir=tmp_path / "nats")
+    url = asyncio.run(server.start())
+    data = tmp_path / "data"
+    log = tmp_path / "daemon.log"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            *"-m runners.cli daemon --nats-url".split(),
+            url,
+            "--data-dir",
+            str(data),
+            "--config",
+            str(daemon_config),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"),
+    )
+    try:
+        wait_ready(data, proc)
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGKILL)
+        time.sleep(1.0)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        text = log.read_text()
+        assert proc.returncode == 0, text[-2000:]
+        assert "daemon stopped" in text
+        assert read_state(data / "daemon.json") is None
+        assert time.monotonic() - started < 30
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        asyncio.run(server.stop())
+
+
+def test_a_stopped_daemon_does_not_wait_for_work_left_in_threads(tmp_path: Path) -> None:
+    """Work running in a thread (a simulation, a parse) cannot be cancelled; once the daemon has stopped and handed
+    it back, the process exits after the grace period instead of waiting for the thread to end."""
+    script = tmp_path / "leave.py"
+    script.write_text(
+        "import asyncio, time\n"
+        "from runners.cli.daemon_cmds import leave_threads, own_executor\n"
+        "async def main():\n"
+        "    pool = own_executor()\n"
+        "    busy = asyncio.ensure_future(asyncio.to_thread(time.sleep, 60))\n"
+        "    await asyncio.sleep(0.1)\n"
+        "    await leave_threads(pool, 0.5)\n"
+        "    busy.cancel()\n"
+        "asyncio.run(main())\n"
+    )
+    started = time.monotonic()
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=50)
+    assert res.returncode == 0, res.stderr
+    assert time.monotonic() - started < 30
+    assert "exiting without waiting" in res.stdout + res.stderr

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
+import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+import structlog
 import typer
 from rich.table import Table
 
@@ -23,6 +29,8 @@ from runners.cli._common import (
     make_config,
     run_async,
 )
+
+log = structlog.get_logger(__name__)
 
 __all__ = ["register"]
 
@@ -80,15 +88,44 @@ def daemon(
     from runners.host.daemon import Daemon
 
     async def main() -> None:
-        d = Daemon(cfg, only=only)
-        try:
-            await d.start()
-        except BaseException:
-            await d.stop()
-            raise
-        await d.run()
+        executor = own_executor()
+        await Daemon(cfg, only=only).run()  # starts, serves until SIGINT/SIGTERM, stops (also when the start fails)
+        await leave_threads(executor, cfg.shutdown_grace_s)
 
     run_async(main)
+
+
+def own_executor() -> ThreadPoolExecutor:
+    """Give the running loop a default thread pool this process holds on to (see :func:`leave_threads`)."""
+    executor = ThreadPoolExecutor(thread_name_prefix="drivemt-worker")
+    asyncio.get_running_loop().set_default_executor(executor)
+    return executor
+
+
+async def leave_threads(executor: ThreadPoolExecutor, grace_s: float) -> None:
+    """Let work still running in the pool's threads end within ``grace_s``, else exit without waiting for it.
+
+    A stop hands unfinished work back to the bus, but a handler running in a thread (a simulation, a parse) cannot
+    be cancelled: the interpreter would wait for it at exit, keeping a stopped daemon alive past `drivemt stop`'s
+    timeout. Everything the daemon owns is closed by now, so leaving the thread behind loses nothing.
+    """
+    done = threading.Event()
+
+    def shut() -> None:
+        executor.shutdown(wait=True)
+        done.set()
+
+    threading.Thread(target=shut, name="drivemt-pool-shutdown", daemon=True).start()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(0.1, grace_s)
+    while not done.is_set():
+        if loop.time() > deadline:
+            log.warning("work handed back still runs in threads; exiting without waiting for it")
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(0)
+        await asyncio.sleep(0.05)
 
 
 def agent_keys(spec: str) -> list[str]:
@@ -166,13 +203,9 @@ def worker(
     from runners.host.daemon import Daemon
 
     async def main() -> None:
-        d = Daemon(cfg, only=keys, worker=True)
-        try:
-            await d.start()
-        except BaseException:
-            await d.stop()
-            raise
-        await d.run()
+        executor = own_executor()
+        await Daemon(cfg, only=keys, worker=True).run()
+        await leave_threads(executor, cfg.shutdown_grace_s)
 
     run_async(main)
 

@@ -72,6 +72,7 @@ class Daemon:
         self._store_settings = store_settings
         self._write_state = write_state_file and not worker
         self._state_written = False  # only the daemon that wrote the state file removes it
+        self._start_called = False
         self.server: EmbeddedNatsServer | None = None
         self._adopted_pid: int | None = None
         self.bus: Bus | None = None
@@ -90,6 +91,7 @@ class Daemon:
             DaemonRunningError: If another daemon already runs on this data dir.
             BusError: If the bus cannot be reached.
         """
+        self._start_called = True
         cfg = self.config
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         self.nats_url = await self._bus_url()
@@ -200,7 +202,10 @@ class Daemon:
 
     # -- run / stop -----------------------------------------------------------------------------
     async def run(self) -> None:
-        """Run until SIGINT/SIGTERM, then stop cleanly."""
+        """Start, then run until SIGINT/SIGTERM, then stop cleanly.
+
+        The handlers are in place from the first moment: a signal during the start (which loads models and may take
+        seconds) cancels it and stops what had started, and a second signal while stopping exits at once."""
         loop = asyncio.get_running_loop()
         signals = (signal.SIGINT, signal.SIGTERM)
         for sig in signals:
@@ -208,6 +213,16 @@ class Daemon:
                 loop.add_signal_handler(sig, self._on_signal, sig)
         try:
             try:
+                if not self._start_called:  # (a caller may have started it already)
+                    starting = asyncio.create_task(self.start(), name="daemon-start")
+                    stopping = asyncio.create_task(self._stop.wait(), name="daemon-stop-wait")
+                    await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                    stopping.cancel()
+                    if not starting.done():
+                        log.info("stopping during the start: cancelling it")
+                        starting.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await starting  # (raises what made the start fail)
                 await self._stop.wait()
             finally:
                 # (the handlers stay while stopping: a second signal then exits at once, as _on_signal says)
@@ -227,25 +242,36 @@ class Daemon:
         log.info("stopping: finishing in-flight work", signal=sig.name, grace_s=self.config.shutdown_grace_s)
 
     async def stop(self) -> None:
-        """Finish or hand back in-flight work, then close everything this daemon owns."""
+        """Finish or hand back in-flight work, then close everything this daemon owns.
+
+        Each step runs whatever the one before it met (a bus that is gone, a store that fails to close): the server
+        this daemon owns is stopped and its state file removed in any case."""
         for service in self._services:
             with contextlib.suppress(Exception):  # the connection may already be gone
                 await service.stop()
         self._services.clear()
         runners, self.runners = self.runners, []
         await asyncio.gather(*(r.stop(grace_s=self.config.shutdown_grace_s) for r in runners), return_exceptions=True)
+        steps: list[tuple[str, Callable[[], Awaitable[object]]]] = []
         if self._objects is not None:
-            await asyncio.to_thread(self._objects.close)
-            self._objects = None
+            objects, self._objects = self._objects, None
+            steps.append(("artifact store", lambda: asyncio.to_thread(objects.close)))
         if self.pipeline is not None and self.pipeline.own_store is not None:
-            await self.pipeline.own_store.stop()
-            await self.pipeline.close()
+            pipeline = self.pipeline
+            steps.append(("MR store", pipeline.own_store.stop))  # type: ignore[union-attr]
+            steps.append(("pipeline", pipeline.close))
         if self.bus is not None:
-            await self.bus.close()
+            steps.append(("bus connection", self.bus.close))
         if self.server is not None:
-            await self.server.stop()
+            steps.append(("nats-server", self.server.stop))
         elif self._adopted_pid is not None:
-            await asyncio.to_thread(stop_pid, self._adopted_pid)
+            pid = self._adopted_pid
+            steps.append(("adopted nats-server", lambda: asyncio.to_thread(stop_pid, pid)))
+        for what, step in steps:
+            try:
+                await step()
+            except Exception as exc:  # go on: what comes after must still be closed
+                log.warning("could not close cleanly", part=what, error=f"{type(exc).__name__}: {exc}")
         if self._state_written:
             remove_state(self.config.state_file, pid=os.getpid())
             self._state_written = False
