@@ -269,19 +269,26 @@ class AgentRunner:
     async def start(self) -> None:
         """Start heartbeats, run the agent's setup, then start consuming."""
         self._hb_task = asyncio.create_task(self._heartbeats(), name=f"{self.agent.name}-heartbeat")
-        await self.agent.setup()
-        deadline = asyncio.get_running_loop().time() + 60.0
-        while True:
-            try:
-                self._psub = await self.bus.ensure_consumer(
-                    durable=self.consumer_name, subjects=self.consumed_subjects(), settings=self.consumer
-                )
-                break
-            except ServiceUnavailableError as exc:  # a cluster still placing its streams' replicas: wait for it
-                if asyncio.get_running_loop().time() > deadline:
-                    raise
-                log.warning("work queue not ready; retrying", agent=self.agent.name, error=str(exc))
-                await asyncio.sleep(1.0)
+        try:
+            await self.agent.setup()
+            deadline = asyncio.get_running_loop().time() + 60.0
+            while True:
+                try:
+                    self._psub = await self.bus.ensure_consumer(
+                        durable=self.consumer_name, subjects=self.consumed_subjects(), settings=self.consumer
+                    )
+                    break
+                except ServiceUnavailableError as exc:  # a cluster still placing its streams' replicas: wait for it
+                    if asyncio.get_running_loop().time() > deadline:
+                        raise
+                    log.warning("work queue not ready; retrying", agent=self.agent.name, error=str(exc))
+                    await asyncio.sleep(1.0)
+        except BaseException:  # a failed start leaves no heartbeat behind it
+            self._hb_stop.set()
+            self._hb_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._hb_task
+            raise
         self._status = "ready"
         self._ready.set()
         await self._beat()
@@ -367,6 +374,7 @@ class AgentRunner:
     # -- consuming ----------------------------------------------------------------------------
     async def _consume(self) -> None:
         batch = max(1, self.agent.batch_size)
+        failures = 0
         while not self._stopping.is_set():
             await self._slots.acquire()
             if self._stopping.is_set():
@@ -382,9 +390,13 @@ class AgentRunner:
                 raise
             except Exception as exc:
                 self._slots.release()
+                failures += 1
                 log.warning("fetch failed; retrying", agent=self.agent.name, error=str(exc))
                 await asyncio.sleep(0.5)
+                if failures % 5 == 0:
+                    await self._rebind()
                 continue
+            failures = 0
             if self._stopping.is_set():
                 for msg in msgs:  # fetched while stopping: hand them straight back
                     with contextlib.suppress(Exception):
@@ -394,6 +406,22 @@ class AgentRunner:
             task = asyncio.create_task(self._process(msgs))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    async def _rebind(self) -> None:
+        """Fetches keep failing: the durable consumer may be gone (deleted by an operator, or a server that lost its
+        store). Create it again (it is the same work queue: a consumer that still exists is kept) and bind to it."""
+        try:
+            old, self._psub = (
+                self._psub,
+                await self.bus.ensure_consumer(
+                    durable=self.consumer_name, subjects=self.consumed_subjects(), settings=self.consumer
+                ),
+            )
+            with contextlib.suppress(Exception):
+                await old.unsubscribe()
+            log.warning("bound to the work queue again after repeated fetch failures", agent=self.agent.name)
+        except Exception as exc:  # the bus itself is down: the next round tries again
+            log.warning("could not bind to the work queue again", agent=self.agent.name, error=str(exc))
 
     async def _process(self, msgs: list[Msg]) -> None:
         self.counters.in_flight += len(msgs)

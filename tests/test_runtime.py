@@ -298,3 +298,38 @@ async def test_one_bad_event_in_a_failed_batch_fails_alone(bus: Bus) -> None:
     assert answered == ["a", "b", "c", "d"]
     dead = [e for e in rec.events if isinstance(e, DeadLettered)]
     assert len(dead) == 1 and "poison" in dead[0].payload.data
+
+
+async def test_a_runner_whose_work_queue_was_deleted_binds_to_it_again(bus: Bus) -> None:
+    """An operator (or a server that lost its store) deletes the agent's durable consumer: fetches fail, and after a
+    few the runner creates the consumer again and goes on with the work."""
+    rec = await Recorder().watch(bus, bus.subjects.progress)
+    agent = EchoAgent()
+    runner = await start(agent, bus)
+    stream = await bus.js.find_stream_name_by_subject(runner.consumed_subjects()[0])
+    await bus.js.delete_consumer(stream, runner.consumer_name)
+    await asyncio.sleep(1.0)
+    await bus.publish(submission("after the delete"))
+    await rec.wait_for(lambda evs: len(evs) == 1, timeout=30)
+    assert agent.calls == {"after the delete": 1}
+
+
+class BrokenSetup(EchoAgent):
+    """An agent whose setup fails (a model file that will not load)."""
+
+    name: ClassVar[str] = "broken-setup"
+
+    async def setup(self) -> None:
+        raise RuntimeError("the model file is broken")
+
+
+async def test_a_failed_start_leaves_no_heartbeat_running(bus: Bus) -> None:
+    """A runner whose agent's setup raises stops its heartbeats too: nothing keeps announcing a starting agent."""
+    rec = await Recorder().watch(bus, bus.subjects.all_heartbeats)
+    runner = AgentRunner(BrokenSetup(), bus=bus, heartbeat_interval_s=0.1)
+    with pytest.raises(RuntimeError, match="model file"):
+        await runner.start()
+    await asyncio.sleep(0.3)
+    seen = len(rec.events)
+    await asyncio.sleep(1.0)
+    assert len(rec.events) == seen
