@@ -6,6 +6,9 @@ need them, so ``drivemt --help`` answers at once.
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import typer
 
 from runners.cli import (
@@ -23,7 +26,7 @@ from runners.cli import (
     tl_cmds,
     tui_cmds,
 )
-from runners.cli._common import data_app, submit_app
+from runners.cli._common import data_app, err_console, submit_app
 
 __all__ = ["app", "main"]
 
@@ -55,5 +58,31 @@ app.add_typer(data_app, name="data")
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    The last line of defence for people: an error no command turned into a message of its own (a folder given where
+    a file goes, a file that is not UTF-8, malformed YAML or JSON, a field of the wrong type) ends in one line that
+    names it and exit code 1, not a traceback. ``DRIVEMT_TRACEBACK=1`` shows the traceback instead.
+    """
+    try:
+        app()
+    except Exception as exc:
+        if os.environ.get("DRIVEMT_TRACEBACK"):
+            raise
+        raise SystemExit(_exit_for(exc)) from exc
+
+
+def _exit_for(exc: Exception) -> int:
+    """Print one line for an error that reached the top, and return the exit code."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        what = exc.strerror or type(exc).__name__
+        message = f"{what}: {exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
+    elif isinstance(exc, UnicodeDecodeError):
+        message = f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    else:
+        message = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+        if not isinstance(exc, (OSError, ValueError)) and type(exc).__module__.split(".")[0] != "yaml":
+            message += " (an unexpected error: DRIVEMT_TRACEBACK=1 shows where)"
+    with contextlib.suppress(OSError, ValueError):
+        err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return 1

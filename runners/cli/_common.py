@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -118,6 +118,21 @@ def make_config(
     fmt = cfg.log_format if "log_format" in cfg.model_fields_set else default_format
     configure_logging(level, fmt)  # type: ignore[arg-type]
     return cfg
+
+
+def check_regions(cfg: DrivemtConfig, regions: Iterable[str]) -> None:
+    """Fail cleanly, before any work starts, when a region is not one the configured ontology has (rather than one
+    error per rule later)."""
+    from tools.errors import OntologyError
+    from tools.rules.ontology import load_ontology
+
+    try:
+        known = load_ontology(cfg.ontology_files).regions
+    except OntologyError as exc:
+        raise fail(str(exc)) from exc
+    unknown = sorted({r for r in regions if r.strip().lower() not in known})
+    if unknown:
+        raise fail(f"unknown region(s) {', '.join(unknown)}; the ontology has: {', '.join(known)}")
 
 
 def make_bus(cfg: DrivemtConfig, *, name: str, url: str | None = None) -> Bus:

@@ -159,8 +159,20 @@ def eval_crashes(
         if not gold_path.is_file():
             err_console.print(f"[yellow]{case_id}[/]: no gold.yaml, not scored")
             continue
-        golds[case_id] = yaml.safe_load(gold_path.read_text(encoding="utf-8"))
-        report.cases.append(score_case(scenario, golds[case_id], case_id=case_id))
+        try:
+            gold = yaml.safe_load(gold_path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            err_console.print(
+                f"[yellow]{case_id}[/]: gold.yaml is not readable YAML, not scored ({exc})".splitlines()[0]
+            )
+            continue
+        if not isinstance(gold, dict) or not isinstance(gold.get("Road network", {}), dict):
+            err_console.print(f"[yellow]{case_id}[/]: gold.yaml is not a SAFE annotation (a mapping), not scored")
+            continue
+        golds[case_id] = gold
+        report.cases.append(score_case(scenario, gold, case_id=case_id))
+    if not golds:
+        raise fail(f"{directory}: no case has a readable gold.yaml: nothing to score (see shared/data/crashes)")
     rows = {"drivemt": report}
     if extractor == OFFLINE_CRASH_EXTRACTOR and len(golds) > 1:
         # The offline lexicon was written with development cases in view: leave-one-out extracts each case
@@ -250,13 +262,14 @@ def crash_run(
     ego_policy: PolicyOpt = ["idm"],  # noqa: B006 - typer reads list defaults as given
     variants: VariantsOpt = 5,
     workers: Annotated[
-        int, typer.Option("--workers", "-w", help="Simulator processes sharing the run queue (default: CPU cores).")
+        int,
+        typer.Option("--workers", "-w", help="Simulator processes sharing the run queue (default: CPU cores).", min=0),
     ] = 0,
     duration: DurationOpt = 20.0,
     simulator: SimulatorOpt = "metadrive",
     render: RenderOpt = True,
     seed: Annotated[int, typer.Option(help="Seed of variant 0 (variant k uses seed + k).")] = 0,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for the whole batch.")] = 3600.0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the whole batch.", min=1.0)] = 3600.0,
     json_out: Annotated[bool, typer.Option("--json", help="Print the batch totals as one JSON object.")] = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
@@ -356,7 +369,7 @@ def submit_crash(
         bool, typer.Option("--extract-only", help="Extract the scenario, do not simulate.")
     ] = False,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for every verdict and print the batch.")] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 3600.0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.", min=1.0)] = 3600.0,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,

@@ -145,8 +145,10 @@ def demo(
     parts: Annotated[
         str, typer.Option(help="Comma-separated parts to run: rules, mt, crashes, tl.")
     ] = "rules,mt,crashes,tl",
-    variants: Annotated[int, typer.Option(help="Seeded variants per ego in the crash part (SAFE's K).")] = 5,
-    workers: Annotated[int, typer.Option(help="Simulator processes of an embedded daemon (default: CPU cores).")] = 0,
+    variants: Annotated[int, typer.Option(help="Seeded variants per ego in the crash part (SAFE's K).", min=1)] = 5,
+    workers: Annotated[
+        int, typer.Option(help="Simulator processes of an embedded daemon (default: CPU cores).", min=0)
+    ] = 0,
     tl_train_seconds: Annotated[
         float | None,
         typer.Option(

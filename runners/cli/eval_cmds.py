@@ -22,18 +22,50 @@ def register(app: typer.Typer) -> None:
     app.add_typer(eval_app, name="eval")
 
 
-def _load_references(path: Path) -> list[dict[str, Any]]:
+def _jsonl(path: Path) -> list[tuple[int, Any]]:
+    """(line number, object) of each non-empty line of a JSONL file; an unreadable file or line fails cleanly."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise fail(f"{path}: cannot read: {exc.strerror or exc}") from exc
     rows = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            rows.append((lineno, json.loads(line)))
         except json.JSONDecodeError as exc:
             raise fail(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
-        if "text" not in obj or "reference_parsed" not in obj:
-            raise fail(f"{path}:{lineno}: expected 'text' and 'reference_parsed' (see shared/data/rules)")
+    return rows
+
+
+def _load_references(path: Path) -> list[dict[str, Any]]:
+    from pydantic import ValidationError
+
+    from tools.rules.models import MRFields
+
+    rows = []
+    for lineno, obj in _jsonl(path):
+        if not isinstance(obj, dict) or "text" not in obj or "reference_parsed" not in obj:
+            raise fail(
+                f"{path}:{lineno}: expected an object with 'text' and 'reference_parsed' (see shared/data/rules)"
+            )
+        refs = obj["reference_parsed"]
+        if not isinstance(obj["text"], str) or not isinstance(refs, list) or not refs:
+            raise fail(f"{path}:{lineno}: 'text' must be a string and 'reference_parsed' a non-empty list of MRs")
+        for ref in refs:
+            try:
+                MRFields.model_validate(ref)
+            except ValidationError as exc:
+                raise fail(
+                    f"{path}:{lineno}: a reference MR needs road_type, verb, manipulation and expected_behavior "
+                    f"({exc.error_count()} problem(s), e.g. {exc.errors()[0]['msg']})"
+                ) from exc
         rows.append(obj)
+    if not rows:
+        raise fail(f"{path}: holds no rules")
     return rows
 
 
@@ -84,11 +116,17 @@ def eval_rules(
         for i, r in enumerate(refs, 1)
     ]
     if predictions is not None:
+        if predictions.is_dir():
+            raise fail(f"{predictions}: a folder; --predictions takes the JSONL that `rules extract -o` writes")
         by_id = {}
-        for line in predictions.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                by_id[row["id"]] = row
+        for lineno, row in _jsonl(predictions):
+            if not isinstance(row, dict) or not row.get("id"):
+                raise fail(f"{predictions}:{lineno}: expected an object with an 'id' (as `rules extract -o` writes)")
+            if row.get("road_type") and not all(row.get(k) for k in ("verb", "manipulation", "expected_behavior")):
+                raise fail(f"{predictions}:{lineno}: an MR needs road_type, verb, manipulation and expected_behavior")
+            by_id[str(row["id"])] = row
+        if not set(by_id) & {r.id for r in rules}:
+            raise fail(f"{predictions}: no id matches a rule of {file.name}: were they extracted from this file?")
         rows = [by_id.get(r.id, {"id": r.id}) for r in rules]
     else:
         from runners.host.inprocess import run_rules_in_process

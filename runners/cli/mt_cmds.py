@@ -16,6 +16,7 @@ from runners.cli._common import (
     LogLevelOpt,
     NatsUrlOpt,
     bus_artifacts,
+    check_regions,
     connect_bus,
     console,
     data_app,
@@ -162,8 +163,12 @@ def show_case(
     try:
         if (case / "case.json").is_file():
             stored = DrivingCase.model_validate_json((case / "case.json").read_text(encoding="utf-8"))
-            root = case.parent.parent
-            frames = [read_image(root / ref) for ref in stored.frames]
+            # frames are stored relative to the dataset (two levels up); a case folder copied elsewhere keeps them
+            # beside its case.json
+            root = case.resolve().parent.parent
+            frames = [
+                read_image(root / ref if (root / ref).is_file() else case / Path(ref).name) for ref in stored.frames
+            ]
             ego, metadata, case_id = stored.ego, stored.metadata, stored.case_id
             truth_file = case / "truth.json"
             truths = SynthTruth.model_validate_json(truth_file.read_text()).frames if truth_file.is_file() else None
@@ -205,7 +210,7 @@ def submit_cases(
         str | None, typer.Option(help="The Judge's band: automt-paper, per-model or strict (the daemon's if unset).")
     ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for every case's verdict.")] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 1800.0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.", min=1.0)] = 1800.0,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
@@ -307,7 +312,7 @@ def mt_generate(
             "generation.diffusers in the configuration, on a GPU); the configuration's choice if omitted.",
         ),
     ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for every case.")] = 3600.0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for every case.", min=1.0)] = 3600.0,
     json_out: Annotated[bool, typer.Option("--json", help="Print the figures as one JSON object.")] = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
@@ -335,6 +340,9 @@ def mt_generate(
         rule_list = list(read_rules_file(rules, region=region)) if rules else []
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
+    if rules is not None and not rule_list:
+        raise fail(f"{rules} holds no rules")
+    check_regions(cfg, {region, *(r.region for r in rule_list)})
 
     async def main() -> Any:
         with progress_bar(f"{method} follow-ups") as update:
@@ -434,7 +442,7 @@ def mt_run(
         Path, typer.Option("--out", "-o", help="Where cases, follow-ups, predictions and reports go.")
     ] = Path("mt-run"),
     seed: Annotated[int, typer.Option(help="Seed of the first round (round k uses seed + k).")] = 0,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for each round.")] = 3600.0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for each round.", min=1.0)] = 3600.0,
     json_out: Annotated[bool, typer.Option("--json", help="Print the figures as one JSON object.")] = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,

@@ -15,6 +15,7 @@ from runners.cli._common import (
     DataDirOpt,
     LogLevelOpt,
     NatsUrlOpt,
+    check_regions,
     connect_bus,
     console,
     err_console,
@@ -67,7 +68,7 @@ def submit_rules(
     text: Annotated[str | None, typer.Option("--text", "-t", help="One rule's text.")] = None,
     region: RegionOpt = "germany",
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the results and print the MRs or errors.")] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 600.0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.", min=1.0)] = 600.0,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,
@@ -75,6 +76,7 @@ def submit_rules(
     """Publish traffic rules into a running daemon (found by --nats-url or the data dir's daemon state)."""
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
     rules = _read_rules(file, text, region)
+    check_regions(cfg, {r.region for r in rules})
 
     async def main() -> Any:
         from runners.clients.rules import make_submissions, submit_and_collect, unique_ids
@@ -123,12 +125,15 @@ def rules_extract(
     store_dir: Annotated[
         Path | None, typer.Option(help="Keep the MR store in this folder (temporary otherwise).")
     ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for all results.")] = 1800.0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for all results.", min=1.0)] = 1800.0,
     log_level: LogLevelOpt = None,
 ) -> None:
     """Extract MRs from rules with the same agents on a private embedded bus; no daemon needed."""
     cfg = make_config(config=config, log_level=log_level)
     rules = _read_rules(input, None, region)
+    check_regions(cfg, {r.region for r in rules})
+    if out.is_dir():
+        raise fail(f"--out {out} is a folder; give the JSONL file to write")
 
     async def main() -> Any:
         from runners.host.inprocess import run_rules_in_process

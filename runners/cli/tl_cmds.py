@@ -59,7 +59,9 @@ FormatOpt = Annotated[
 ]
 TransformsOpt = Annotated[str, typer.Option("--transforms", "-t", help=_TRANSFORM_HELP)]
 SeedOpt = Annotated[int, typer.Option(help="Seed of the sample and of every transformation.")]
-FractionOpt = Annotated[float, typer.Option(help="Share of the images to augment (a seeded sample).")]
+FractionOpt = Annotated[
+    float, typer.Option(help="Share of the images to augment (a seeded sample).", min=0.001, max=1.0)
+]
 ParamsOpt = Annotated[
     Path | None,
     typer.Option(
@@ -90,8 +92,11 @@ def register(app: typer.Typer) -> None:
 def _codes(text: str) -> list[str]:
     from tools.tl.augment import transform_codes
 
+    chosen = [c for c in text.split(",") if c.strip()]
+    if not chosen:
+        raise fail("--transforms names no transformation (omit it for all twelve; --help lists their codes)")
     try:
-        return transform_codes([c for c in text.split(",") if c.strip()])
+        return transform_codes(chosen)
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
 
@@ -235,9 +240,15 @@ def tl_test(
     ] = None,
     threshold: Annotated[
         float | None,
-        typer.Option(help="Consistency below which an image violates its relation (default 0.55, see the report)."),
+        typer.Option(
+            help="Consistency below which an image violates its relation (default 0.55, see the report).",
+            min=0.0,
+            max=1.0,
+        ),
     ] = None,
-    conf: Annotated[float, typer.Option(help="Operating confidence of the detectors for the relations.")] = 0.25,
+    conf: Annotated[
+        float, typer.Option(help="Operating confidence of the detectors for the relations.", min=0.0, max=1.0)
+    ] = 0.25,
     params: ParamsOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     log_level: LogLevelOpt = None,
@@ -304,8 +315,8 @@ def tl_train(
     ),
     format_: FormatOpt = None,
     epochs: Annotated[int, typer.Option(help="Epoch cap (yolo fits the epochs into --time-limit).")] = 30,
-    imgsz: Annotated[int, typer.Option(help="Training size (long side).")] = 320,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Training budget in seconds.")] = 600.0,
+    imgsz: Annotated[int, typer.Option(help="Training size (long side).", min=32)] = 320,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Training budget in seconds.", min=1.0)] = 600.0,
     seed: SeedOpt = 0,
     log_level: LogLevelOpt = None,
 ) -> None:
@@ -349,10 +360,14 @@ def tl_retrain(
     ] = None,
     format_: FormatOpt = None,
     transforms: TransformsOpt = _CODES,
-    fraction: Annotated[float, typer.Option(help="Share of augmented training images added (TIGAUG: 0.1-0.5).")] = 0.1,
+    fraction: Annotated[
+        float, typer.Option(help="Share of augmented training images added (TIGAUG: 0.1-0.5).", min=0.01, max=1.0)
+    ] = 0.1,
     epochs: Annotated[int, typer.Option(help="Epoch cap per training.")] = 30,
-    imgsz: Annotated[int, typer.Option(help="Training size.")] = 320,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Budget per training run, seconds.")] = 600.0,
+    imgsz: Annotated[int, typer.Option(help="Training size.", min=32)] = 320,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="Budget per training run, seconds.", min=1.0)
+    ] = 600.0,
     seed: SeedOpt = 0,
     log_level: LogLevelOpt = None,
 ) -> None:
@@ -395,11 +410,11 @@ def tl_retrain(
 @data_app.command("synth-tl")
 def synth_tl_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (images/<split>/, dataset.json).")],
-    n_train: Annotated[int, typer.Option(help="Training images.")] = 800,
-    n_val: Annotated[int, typer.Option(help="Validation images.")] = 60,
-    n_test: Annotated[int, typer.Option(help="Test images.")] = 150,
-    width: Annotated[int, typer.Option(help="Image width.")] = 640,
-    height: Annotated[int, typer.Option(help="Image height.")] = 360,
+    n_train: Annotated[int, typer.Option(help="Training images.", min=0)] = 800,
+    n_val: Annotated[int, typer.Option(help="Validation images.", min=0)] = 60,
+    n_test: Annotated[int, typer.Option(help="Test images.", min=0)] = 150,
+    width: Annotated[int, typer.Option(help="Image width.", min=64)] = 640,
+    height: Annotated[int, typer.Option(help="Image height.", min=64)] = 360,
     seed: SeedOpt = 0,
 ) -> None:
     """Generate a labelled traffic-light dataset: vertical and horizontal housings, red/yellow/green/off lights at
@@ -424,9 +439,11 @@ def submit_tl(
     seed: SeedOpt = 0,
     split: Annotated[str | None, typer.Option(help="Only images of this split (e.g. test).")] = None,
     detector: DetectorOpt = [],  # noqa: B006 - typer reads list defaults as given
-    threshold: Annotated[float | None, typer.Option(help="Violation threshold of the consistency.")] = None,
+    threshold: Annotated[
+        float | None, typer.Option(help="Violation threshold of the consistency.", min=0.0, max=1.0)
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the augmented set (and the verdict).")] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 3600.0,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.", min=1.0)] = 3600.0,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     nats_url: NatsUrlOpt = None,

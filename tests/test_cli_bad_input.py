@@ -1,0 +1,126 @@
+"""Bad input to the offline commands: one clear line naming the problem and a non-zero exit, never a traceback and
+never a report that looks like a result."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from runners.cli import app
+
+runner = CliRunner()
+RULE = {"id": "r1", "region": "germany", "text": "Slow down in fog."}
+MR = {"road_type": "any roads", "verb": "replaces", "manipulation": "fog", "expected_behavior": "slow down"}
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def jsonl(path: Path, *rows: object) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("5", "expected an object"),
+        (json.dumps({**RULE, "reference_parsed": "oops"}), "non-empty list"),
+        (json.dumps({**RULE, "reference_parsed": [{"road_type": "x"}]}), "a reference MR needs"),
+        ("{not json", "not JSON"),
+    ],
+)
+def test_eval_rules_names_the_bad_line(tmp_path: Path, line: str, says: str) -> None:
+    code, out = invoke("eval", "rules", str(jsonl(tmp_path / "refs.jsonl", line)))
+    assert code == 1 and says in out and "refs.jsonl:1" in out and "Traceback" not in out
+
+
+def test_eval_rules_refuses_unreadable_files_and_foreign_predictions(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"text": "Stra\xdfe"}\n')
+    code, out = invoke("eval", "rules", str(latin))
+    assert code == 1 and "not UTF-8" in out
+    refs = jsonl(tmp_path / "refs.jsonl", {**RULE, "reference_parsed": [MR]})
+    code, out = invoke("eval", "rules", str(jsonl(tmp_path / "empty.jsonl", "")))
+    assert code == 1 and "holds no rules" in out
+    for rows, says in (
+        ([{"road_type": "any roads"}], "expected an object with an 'id'"),
+        ([{"id": "r1", "road_type": "any roads"}], "an MR needs"),
+        ([{"id": "other", **MR}], "no id matches"),
+    ):
+        code, out = invoke("eval", "rules", str(refs), "--predictions", str(jsonl(tmp_path / "p.jsonl", *rows)))
+        assert code == 1 and says in out, out
+    code, out = invoke("eval", "rules", str(refs), "--predictions", str(tmp_path))
+    assert code == 1 and "a folder" in out
+
+
+@pytest.mark.parametrize("gold", ["Road type: [unclosed", "", "just a string\n", "- a\n- list\n"])
+def test_eval_crashes_skips_a_bad_gold_and_fails_when_none_is_left(tmp_path: Path, gold: str) -> None:
+    case = tmp_path / "cases" / "c1"
+    case.mkdir(parents=True)
+    (case / "summary.txt").write_text(
+        "Vehicle one (V1), a 2010 Ford Focus, was traveling north on a two-lane, two-way road. Vehicle two (V2), a "
+        "2012 Honda Civic, was traveling south. It was daylight. The front of V1 struck the front of V2."
+    )
+    (case / "gold.yaml").write_text(gold)
+    code, out = invoke("eval", "crashes", str(tmp_path / "cases"))
+    assert code == 1 and "not scored" in out and "nothing to score" in out, out
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["data", "synth-tl", "-o", "X", "--width", "0"], "--width"),
+        (["data", "synth-tl", "-o", "X", "--n-train", "-3"], "--n-train"),
+        (["tl", "augment", "DS", "-o", "X", "--fraction", "0"], "--fraction"),
+        (["tl", "augment", "DS", "-o", "X", "--fraction", "5"], "--fraction"),
+        (["crash", "run", "DIR", "-w", "-2"], "--workers"),
+        (["rules", "extract", "IN", "-o", "X", "--timeout", "0"], "--timeout"),
+        (["demo", "--variants", "0"], "--variants"),
+    ],
+)
+def test_nonsense_option_values_are_refused(args: list[str], says: str) -> None:
+    """Counts, sizes, shares and time limits out of their range are refused before any work, naming the option."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_rules_of_an_unknown_region_or_an_empty_transform_list_are_refused(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.txt"
+    rules.write_text("Slow down in fog.\n")
+    code, out = invoke("rules", "extract", str(rules), "-o", str(tmp_path / "o.jsonl"), "--region", "mars")
+    assert code == 1 and "unknown region(s) mars" in out and "germany" in out
+    assert not (tmp_path / "o.jsonl").exists()
+    code, out = invoke("rules", "extract", str(rules), "-o", str(tmp_path))
+    assert code == 1 and "is a folder" in out
+    code, out = invoke("tl", "augment", str(tmp_path), "-o", str(tmp_path / "aug"), "-t", " , ")
+    assert code == 1 and "names no transformation" in out
+
+
+def test_an_error_no_command_handled_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """The console entry point turns any error that reached it into one line and exit code 1 (here a folder where
+    the scenarios' JSONL file goes); DRIVEMT_TRACEBACK=1 shows the traceback instead."""
+    case = tmp_path / "cases" / "c1"
+    case.mkdir(parents=True)
+    (case / "summary.txt").write_text(
+        "Vehicle one (V1), a 2010 Ford Focus, was traveling north on a two-lane, two-way road. Vehicle two (V2), a "
+        "2012 Honda Civic, was traveling south. It was daylight. The front of V1 struck the front of V2."
+    )
+    args = [sys.executable, "-m", "runners.cli", "crash", "extract", str(tmp_path / "cases"), "-o", str(tmp_path)]
+    res = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1 and "Traceback" not in res.stderr and "error:" in res.stderr, res.stderr
+    shown = subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"DRIVEMT_TRACEBACK": "1"} | dict(__import__("os").environ),
+    )
+    assert shown.returncode != 0 and "Traceback" in shown.stderr
