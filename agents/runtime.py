@@ -457,14 +457,14 @@ class AgentRunner:
         valid: list[tuple[Msg, Event]] = []
         for msg in msgs:
             try:
-                if await self._overdelivered(msg):
-                    continue
                 event = await self._decode(msg)
                 if event is None:
                     continue
                 if await self._was_handled(event.event_id):
                     log.info("skipping an event handled before", agent=self.agent.name, event_id=event.event_id)
                     await msg.ack_sync()
+                    continue
+                if await self._overdelivered(msg):  # (work finished but not acked is skipped just above)
                     continue
                 valid.append((msg, event))
             except Exception as exc:  # a failure about this message only: set it aside, go on with the others

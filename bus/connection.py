@@ -182,7 +182,9 @@ class ConsumerSettings(BaseModel):
     """Delivery settings of one agent's durable consumer."""
 
     ack_wait_s: float = Field(default=60.0, description="Seconds before unacknowledged work is redelivered.")
-    max_deliver: int = Field(default=5, description="Deliveries before an event goes to the dead-letter subject.")
+    max_deliver: int = Field(
+        default=5, ge=1, description="Deliveries before an event goes to the dead-letter subject (1 or more)."
+    )
     max_ack_pending: int = Field(default=2000, description="Events one consumer may have in flight across copies.")
 
 

@@ -124,3 +124,12 @@ def test_an_error_no_command_handled_is_one_line_not_a_traceback(tmp_path: Path)
         env={"DRIVEMT_TRACEBACK": "1"} | dict(__import__("os").environ),
     )
     assert shown.returncode != 0 and "Traceback" in shown.stderr
+
+
+def test_eval_rules_takes_the_ids_rules_extract_gives_rules_without_one(tmp_path: Path) -> None:
+    """A reference file without ids is scored against the predictions `rules extract` wrote for it: both name a
+    rule by its file and line."""
+    refs = jsonl(tmp_path / "refs.jsonl", {"region": "germany", "text": "Slow down in fog.", "reference_parsed": [MR]})
+    preds = jsonl(tmp_path / "p.jsonl", {"id": "refs-1", **MR})
+    code, out = invoke("eval", "rules", str(refs), "--predictions", str(preds))
+    assert code == 0 and "100.0%" in out, out

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -295,3 +297,30 @@ async def test_verdicts_and_report_agree_and_the_report_is_drawn_once_the_batch_
     # The last one links the report (drawn once, when the batch is complete), for the console's Batches pane.
     links = {e.payload.done: e.payload.report for e in progress}  # type: ignore[attr-defined]
     assert links[1] is None and links[2] == f"{batch}/crashes.html"
+
+
+@pytest.mark.slow
+def test_closing_a_worker_cuts_a_run_in_progress_short(tmp_path: Path) -> None:
+    """A stop closes the simulator worker while a long run (handed back by its agent) still goes on in another
+    thread: the child is terminated rather than waited for, and that run fails; the stop is not held up."""
+    scenario = OfflineCrashExtractor().extract(read_case(FIXTURES / "crashes" / "119839"))
+    settings = SimSettings(variants=1, render_png=False, render_gif=False, duration_s=120)
+    worker = SimWorker(name="test-sim-close")
+    outcome: list[BaseException | object] = []
+
+    def long_run() -> None:
+        try:
+            outcome.append(
+                worker.run("metadrive", scenario, RunSpec(case_id="119839", ego_id="V1"), settings, tmp_path)
+            )
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=long_run)
+    thread.start()
+    time.sleep(0.5)  # the child is starting its simulator (a few seconds)
+    started = time.monotonic()
+    worker.close()
+    thread.join(30)
+    assert time.monotonic() - started < 20 and not thread.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], SimWorkerError), outcome

@@ -333,3 +333,28 @@ async def test_a_failed_start_leaves_no_heartbeat_running(bus: Bus) -> None:
     seen = len(rec.events)
     await asyncio.sleep(1.0)
     assert len(rec.events) == seen
+
+
+async def test_work_finished_but_not_acked_is_skipped_not_set_aside(bus: Bus) -> None:
+    """Work whose outputs were published and marked handled, but whose ack a stop or crash cut off, is skipped as
+    handled when it comes back, even past max_deliver: it finished, so no dead letter."""
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.progress)
+    settings = ConsumerSettings(max_deliver=1, ack_wait_s=30)
+    ev = submission("done but not acked")
+    await bus.publish(ev)
+    slow = EchoAgent(delay=30.0)
+    runner = await start(slow, bus, consumer=settings)
+    while not slow.calls:
+        await asyncio.sleep(0.02)
+    await runner.stop(grace_s=0.1)  # handed back: its one allowed delivery is spent
+    await bus.mark_handled("echo", ev.event_id)  # as if the outputs went out just before the stop
+    fast = EchoAgent()
+    await start(fast, bus, consumer=settings)
+    await asyncio.sleep(3.0)
+    assert fast.calls == {} and not any(isinstance(e, DeadLettered) for e in rec.events)
+
+
+def test_max_deliver_is_one_or_more() -> None:
+    """0 or -1 (NATS's "no limit") would set every event aside at once: the runner keeps the count itself."""
+    with pytest.raises(ValueError, match="max_deliver"):
+        ConsumerSettings(max_deliver=0)

@@ -90,7 +90,7 @@ def daemon(
     async def main() -> None:
         executor = own_executor()
         await Daemon(cfg, only=only).run()  # starts, serves until SIGINT/SIGTERM, stops (also when the start fails)
-        await leave_threads(executor, cfg.shutdown_grace_s)
+        await leave_threads(executor, 2.0)  # (in-flight work had its grace in the stop)
 
     run_async(main)
 
@@ -205,7 +205,7 @@ def worker(
     async def main() -> None:
         executor = own_executor()
         await Daemon(cfg, only=keys, worker=True).run()
-        await leave_threads(executor, cfg.shutdown_grace_s)
+        await leave_threads(executor, 2.0)  # (in-flight work had its grace in the stop)
 
     run_async(main)
 

@@ -63,7 +63,7 @@ def _load_references(path: Path) -> list[dict[str, Any]]:
                     f"{path}:{lineno}: a reference MR needs road_type, verb, manipulation and expected_behavior "
                     f"({exc.error_count()} problem(s), e.g. {exc.errors()[0]['msg']})"
                 ) from exc
-        rows.append(obj)
+        rows.append({**obj, "id": str(obj.get("id") or f"{path.stem}-{lineno}")})  # (ids as `rules extract` gives)
     if not rows:
         raise fail(f"{path}: holds no rules")
     return rows
@@ -111,10 +111,7 @@ def eval_rules(
     from tools.rules.scoring import baseline_prediction, score_rules
 
     refs = _load_references(file)
-    rules = [
-        TrafficRule(id=str(r.get("id") or f"rule-{i}"), text=r["text"], region=r.get("region") or region)
-        for i, r in enumerate(refs, 1)
-    ]
+    rules = [TrafficRule(id=r["id"], text=r["text"], region=r.get("region") or region) for r in refs]
     if predictions is not None:
         if predictions.is_dir():
             raise fail(f"{predictions}: a folder; --predictions takes the JSONL that `rules extract -o` writes")

@@ -227,10 +227,23 @@ class SimWorker:
         raise SimWorkerError(reply["reason"], error_type=reply["error_type"])
 
     def close(self) -> None:
-        """Stop the child (it closes its simulator first)."""
-        with self._lock:
+        """Stop the child (it closes its simulator first). A run still in progress in another thread (work its
+        agent has handed back on a stop) is cut short: its child is terminated rather than waited for, and that run
+        fails with :class:`SimWorkerError`."""
+        if not self._lock.acquire(timeout=2.0):
+            proc = self._proc
+            if proc is not None and proc.is_alive():
+                proc.terminate()
+                proc.join(5)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(5)
+            return
+        try:
             if self._conn is not None and self._proc is not None and self._proc.is_alive():
                 with contextlib.suppress(Exception):
                     self._conn.send(None)
                 self._proc.join(10)
             self._kill()
+        finally:
+            self._lock.release()
