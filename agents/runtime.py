@@ -464,7 +464,7 @@ class AgentRunner:
                     log.info("skipping an event handled before", agent=self.agent.name, event_id=event.event_id)
                     await msg.ack_sync()
                     continue
-                if await self._overdelivered(msg):  # (work finished but not acked is skipped just above)
+                if await self._overdelivered(msg, event):  # (work finished but not acked is skipped just above)
                     continue
                 valid.append((msg, event))
             except Exception as exc:  # a failure about this message only: set it aside, go on with the others
@@ -513,7 +513,7 @@ class AgentRunner:
             )
         return outcomes[0]
 
-    async def _overdelivered(self, msg: Msg) -> bool:
+    async def _overdelivered(self, msg: Msg, event: Event) -> bool:
         """A message delivered more than ``max_deliver`` times never finished: it was handed back on stops, or its
         process died, on its last allowed delivery (a failure then dead-letters it in :meth:`_settle`). Set it aside
         with that reason (an error event and a dead letter), rather than run it yet again."""
@@ -529,6 +529,16 @@ class AgentRunner:
         self.counters.last_error = reason
         log.error("setting aside work that never finished", agent=self.agent.name, deliveries=deliveries)
         try:
+            # an error event on the input's correlation, so a client waiting for it hears, then the dead letter
+            await self.bus.publish(
+                error_event(
+                    event,
+                    agent=self.agent.name,
+                    domain=self.agent.error_domain,
+                    exc=RuntimeError(reason),
+                    input_subject=msg.subject,
+                )
+            )
             await self._dead_letter(msg, reason=reason, error=RuntimeError(reason))
         except Exception as dl_exc:  # the bus is down: hand it back; it is set aside when it comes again
             log.error("could not dead-letter a message", agent=self.agent.name, error=str(dl_exc))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -206,3 +207,24 @@ def test_cli_draws_a_set_and_a_contact_sheet(tmp_path: Path) -> None:
         app, ["data", "synth-driving", "--out", str(tmp_path / "x"), "--cases", "2", "--ignore", "speeding"]
     )
     assert bad.exit_code != 0 and "speeding" in bad.output
+
+
+def test_data_show_finds_the_frames_of_a_case_opened_from_inside_or_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case opened by a relative path from inside its folder (`data show .`), or a case folder copied elsewhere,
+    still finds its frames: they are looked up from the resolved dataset, else beside case.json."""
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["data", "synth-driving", "--out", str(tmp_path / "s"), "--cases", "1", "--size", "128x64"]
+    )
+    assert result.exit_code == 0, result.output
+    case = tmp_path / "s" / "cases" / "syn-0-00000"
+    copy = tmp_path / "elsewhere" / "mycase"
+    shutil.copytree(case, copy)
+    monkeypatch.chdir(case)
+    result = runner.invoke(app, ["data", "show", ".", "--out", str(tmp_path / "inside.png")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["data", "show", str(copy), "--out", str(tmp_path / "copy.png")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "inside.png").is_file() and (tmp_path / "copy.png").is_file()

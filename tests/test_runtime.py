@@ -250,9 +250,12 @@ async def test_work_handed_back_on_its_last_delivery_is_set_aside_not_lost(bus: 
     """A stop hands unfinished work back, and the hand-back counts as a delivery: with max_deliver 2 and two stops
     during the work, the server would have dropped it silently. It comes back once more and is dead-lettered with
     the reason, where `drivemt dead-letters retry` can find it."""
-    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.progress)
+    rec = await Recorder().watch(
+        bus, bus.subjects.all_deadletters, bus.subjects.progress, bus.subjects.errors(ErrorDomain.RULES)
+    )
     settings = ConsumerSettings(max_deliver=2, ack_wait_s=30)
-    await bus.publish(submission("long job"))
+    job = submission("long job")
+    await bus.publish(job)
     for _ in range(2):  # two stops, each while the job runs
         slow = EchoAgent(delay=30.0)
         runner = await start(slow, bus, consumer=settings)
@@ -265,6 +268,13 @@ async def test_work_handed_back_on_its_last_delivery_is_set_aside_not_lost(bus: 
     dl = next(e for e in rec.events if isinstance(e, DeadLettered))
     assert dl.payload.deliveries == 3 and "without finishing" in dl.payload.reason
     assert fast.calls == {} and not any(isinstance(e, ProgressReported) for e in rec.events)
+    # a client waiting on the submission hears of it: an error on its correlation, naming the input
+    await rec.wait_for(
+        lambda evs: any(isinstance(e, ErrorReported) and e.correlation_id == job.correlation_id for e in evs),
+        timeout=10,
+    )
+    err = next(e for e in rec.events if isinstance(e, ErrorReported) and e.correlation_id == job.correlation_id)
+    assert err.payload.input_event_id == job.event_id
 
 
 class BatchAgent(EchoAgent):
@@ -349,8 +359,14 @@ async def test_work_finished_but_not_acked_is_skipped_not_set_aside(bus: Bus) ->
     await runner.stop(grace_s=0.1)  # handed back: its one allowed delivery is spent
     await bus.mark_handled("echo", ev.event_id)  # as if the outputs went out just before the stop
     fast = EchoAgent()
-    await start(fast, bus, consumer=settings)
-    await asyncio.sleep(3.0)
+    runner = await start(fast, bus, consumer=settings)
+    stream = await bus.js.find_stream_name_by_subject(runner.consumed_subjects()[0])
+    for _ in range(100):  # it came back and was acked as handled
+        info = await bus.js.consumer_info(stream, runner.consumer_name)
+        if info.num_pending == 0 and info.num_ack_pending == 0 and info.delivered.consumer_seq >= 2:
+            break
+        await asyncio.sleep(0.1)
+    assert info.num_pending == 0 and info.num_ack_pending == 0 and info.delivered.consumer_seq >= 2
     assert fast.calls == {} and not any(isinstance(e, DeadLettered) for e in rec.events)
 
 

@@ -126,9 +126,8 @@ def check_regions(cfg: DrivemtConfig, regions: Iterable[str]) -> None:
     from tools.errors import OntologyError
     from tools.rules.ontology import load_ontology
 
-    accepted = cfg.data_dir / "ontology" / "accepted.yaml"  # (terms accepted into the ontology, as the daemon loads)
     try:
-        known = load_ontology([*cfg.ontology_files, *([accepted] if accepted.is_file() else [])]).regions
+        known = load_ontology(cfg.ontology_files).regions  # (what the in-process commands' private daemon loads)
     except OntologyError as exc:
         raise fail(str(exc)) from exc
     unknown = sorted({r for r in regions if r.strip().lower() not in known})
