@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import select
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,22 @@ def wait_ready(data_dir: Path, proc: subprocess.Popen[bytes], timeout: float = 6
                     return info
         time.sleep(0.3)
     raise AssertionError("daemon not ready in time")
+
+
+@contextlib.contextmanager
+def reaped(proc: subprocess.Popen[bytes]) -> Iterator[list[int]]:
+    """Whatever a test leaves running at its end is killed: the daemon process, and the nats-server pids the test
+    adds to the yielded list."""
+    servers: list[int] = []
+    try:
+        yield servers
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in servers:
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -249,11 +267,10 @@ def test_a_second_signal_while_stopping_exits_at_once(tmp_path: Path, daemon_con
     data = tmp_path / "data"
     log = tmp_path / "daemon.log"
     proc = start_daemon(data, daemon_config, log)
-    nats_pid = None
-    try:
+    with reaped(proc) as servers:
         wait_ready(data, proc)
         state = read_state(data / "daemon.json")
-        nats_pid = state.nats_pid if state is not None else None
+        servers += [state.nats_pid] if state is not None and state.nats_pid is not None else []
         proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 10
         while "stopping: finishing in-flight work" not in log.read_text() and time.monotonic() < deadline:
@@ -266,12 +283,6 @@ def test_a_second_signal_while_stopping_exits_at_once(tmp_path: Path, daemon_con
         else:
             # The second signal came after the clean stop (the interpreter was exiting): nothing was cut short.
             assert proc.returncode in (0, -signal.SIGTERM) and "daemon stopped" in text, proc.returncode
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if nats_pid is not None and pid_alive(nats_pid):
-            os.kill(nats_pid, signal.SIGKILL)
 
 
 def test_sigterm_during_the_start_stops_cleanly(tmp_path: Path, daemon_config: Path) -> None:
@@ -280,26 +291,19 @@ def test_sigterm_during_the_start_stops_cleanly(tmp_path: Path, daemon_config: P
     data = tmp_path / "data"
     log = tmp_path / "daemon.log"
     proc = start_daemon(data, daemon_config, log)
-    nats_pid = None
-    try:
+    with reaped(proc) as servers:
         deadline = time.monotonic() + 60
         while "bus ready" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
             assert proc.poll() is None, log.read_text()
             time.sleep(0.02)
         state = read_state(data / "daemon.json")
         assert state is not None and state.nats_pid is not None
-        nats_pid = state.nats_pid
+        servers.append(state.nats_pid)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
         assert proc.returncode == 0, log.read_text()[-2000:]
         assert read_state(data / "daemon.json") is None
-        assert not pid_alive(nats_pid), "the daemon's nats-server was left running"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if nats_pid is not None and pid_alive(nats_pid):
-            os.kill(nats_pid, signal.SIGKILL)
+        assert not pid_alive(state.nats_pid), "the daemon's nats-server was left running"
 
 
 def test_a_daemon_whose_bus_died_still_stops_cleanly(tmp_path: Path, daemon_config: Path) -> None:
