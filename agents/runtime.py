@@ -319,9 +319,8 @@ class AgentRunner:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
                 log.warning("handed back unfinished work", agent=self.agent.name, count=len(pending))
-        with contextlib.suppress(
-            Exception
-        ):  # (briefly: a bus that is gone would hold the stop for its publish timeout)
+        # (briefly: a bus that is gone would hold the stop for its publish timeout)
+        with contextlib.suppress(Exception):
             await asyncio.wait_for(self._beat(), timeout=2.0)
         self._hb_stop.set()
         if self._hb_task is not None:
@@ -472,25 +471,7 @@ class AgentRunner:
         if not valid:
             return
         started = time.perf_counter()
-        try:
-            outcomes = await self.agent.handle_batch([e for _, e in valid])
-        except Exception as exc:
-            if len(valid) == 1:
-                outcomes = [Outcome(error=exc)]
-            else:
-                # The batch failed as a whole: try each event on its own, so that one bad event fails alone.
-                log.warning(
-                    "batch handler failed; handling its events one by one",
-                    agent=self.agent.name,
-                    size=len(valid),
-                    error=f"{type(exc).__name__}: {exc}",
-                )
-                outcomes = [await self._handle_alone(ev) for _, ev in valid]
-        if len(outcomes) != len(valid):
-            error = RuntimeError(
-                f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for {len(valid)} events"
-            )
-            outcomes = [Outcome(error=error) for _ in valid]
+        outcomes = await self._outcomes([e for _, e in valid])
         settled = await asyncio.gather(
             *(self._settle(msg, ev, out) for (msg, ev), out in zip(valid, outcomes, strict=True)),
             return_exceptions=True,
@@ -502,16 +483,27 @@ class AgentRunner:
             "batch handled", agent=self.agent.name, size=len(valid), seconds=round(time.perf_counter() - started, 4)
         )
 
-    async def _handle_alone(self, event: Event) -> Outcome:
+    async def _outcomes(self, events: list[Event]) -> list[Outcome]:
+        """The agent's outcome for each event. A batch that fails as a whole has each event tried on its own, so that
+        one bad event fails alone; a wrong number of outcomes fails every event of the batch."""
         try:
-            outcomes = await self.agent.handle_batch([event])
+            outcomes = await self.agent.handle_batch(events)
         except Exception as exc:
-            return Outcome(error=exc)
-        if len(outcomes) != 1:
-            return Outcome(
-                error=RuntimeError(f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for 1 event")
+            if len(events) == 1:
+                return [Outcome(error=exc)]
+            log.warning(
+                "batch handler failed; handling its events one by one",
+                agent=self.agent.name,
+                size=len(events),
+                error=f"{type(exc).__name__}: {exc}",
             )
-        return outcomes[0]
+            return [(await self._outcomes([ev]))[0] for ev in events]
+        if len(outcomes) != len(events):
+            error = RuntimeError(
+                f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for {len(events)} events"
+            )
+            return [Outcome(error=error) for _ in events]
+        return outcomes
 
     async def _overdelivered(self, msg: Msg, event: Event) -> bool:
         """A message delivered more than ``max_deliver`` times never finished: it was handed back on stops, or its
@@ -525,26 +517,26 @@ class AgentRunner:
             f"delivered {deliveries} times without finishing (handed back on stops, or its process died); "
             f"retry it with `drivemt dead-letters retry` once the cause is fixed"
         )
-        self.counters.failed += 1
-        self.counters.last_error = reason
         log.error("setting aside work that never finished", agent=self.agent.name, deliveries=deliveries)
+        await self._set_aside(msg, event, exc=RuntimeError(reason), reason=reason, last_error=reason)
+        return True
+
+    async def _set_aside(self, msg: Msg, event: Event, *, exc: BaseException, reason: str, last_error: str) -> None:
+        """Set an event aside for good: an error event on its correlation (so a client waiting for it hears), then a
+        dead letter with the reason; if the bus is down, hand it back to be set aside when it comes again."""
+        self.counters.failed += 1
+        self.counters.last_error = last_error
         try:
-            # an error event on the input's correlation, so a client waiting for it hears, then the dead letter
             await self.bus.publish(
                 error_event(
-                    event,
-                    agent=self.agent.name,
-                    domain=self.agent.error_domain,
-                    exc=RuntimeError(reason),
-                    input_subject=msg.subject,
+                    event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject
                 )
             )
-            await self._dead_letter(msg, reason=reason, error=RuntimeError(reason))
-        except Exception as dl_exc:  # the bus is down: hand it back; it is set aside when it comes again
+            await self._dead_letter(msg, reason=reason, error=exc)
+        except Exception as dl_exc:
             log.error("could not dead-letter a message", agent=self.agent.name, error=str(dl_exc))
             with contextlib.suppress(Exception):
                 await msg.nak(delay=5.0)
-        return True
 
     async def _unsettled(self, msg: Msg, event: Event, exc: BaseException) -> None:
         """Publishing the outputs, marking the input handled or acking it failed: the event comes back later, unless
@@ -567,21 +559,13 @@ class AgentRunner:
         log.error(
             "could not settle an event; setting it aside", agent=self.agent.name, event_id=event.event_id, error=error
         )
-        self.counters.failed += 1
-        self.counters.last_error = error[:500]
-        try:
-            await self.bus.publish(
-                error_event(
-                    event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject
-                )
-            )
-            await self._dead_letter(
-                msg, reason=f"could not be settled after {deliveries} deliveries: {error}", error=exc
-            )
-        except Exception as dl_exc:  # the bus is down: hand it back; it is set aside when it comes again
-            log.error("could not dead-letter a message", agent=self.agent.name, error=str(dl_exc))
-            with contextlib.suppress(Exception):
-                await msg.nak(delay=5.0)
+        await self._set_aside(
+            msg,
+            event,
+            exc=exc,
+            reason=f"could not be settled after {deliveries} deliveries: {error}",
+            last_error=error[:500],
+        )
 
     async def _was_handled(self, event_id: str) -> bool:
         """Whether the event was handled before; a failing lookup counts as not (outputs carry derived ids, so a

@@ -26,7 +26,7 @@ from runners.cli import (
     tl_cmds,
     tui_cmds,
 )
-from runners.cli._common import data_app, err_console, submit_app
+from runners.cli._common import data_app, fail, submit_app
 
 __all__ = ["app", "main"]
 
@@ -83,6 +83,6 @@ def _exit_for(exc: Exception) -> int:
         message = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
         if not isinstance(exc, (OSError, ValueError)) and type(exc).__module__.split(".")[0] != "yaml":
             message += " (an unexpected error: DRIVEMT_TRACEBACK=1 shows where)"
-    with contextlib.suppress(OSError, ValueError):
-        err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    with contextlib.suppress(OSError, ValueError):  # (stderr's reader may be gone)
+        fail(message)
     return 1

@@ -88,11 +88,17 @@ def daemon(
     from runners.host.daemon import Daemon
 
     async def main() -> None:
-        executor = own_executor()
-        await Daemon(cfg, only=only).run()  # starts, serves until SIGINT/SIGTERM, stops (also when the start fails)
-        await leave_threads(executor, 2.0)  # (in-flight work had its grace in the stop)
+        await serve(Daemon(cfg, only=only))
 
     run_async(main)
+
+
+async def serve(daemon: Any) -> None:
+    """Run a daemon or worker (:meth:`runners.host.daemon.Daemon.run`: start, serve until SIGINT/SIGTERM, stop, also
+    when the start fails), then exit without waiting long for work left in threads."""
+    executor = own_executor()
+    await daemon.run()
+    await leave_threads(executor, 2.0)  # (in-flight work had its grace in the stop)
 
 
 def own_executor() -> ThreadPoolExecutor:
@@ -203,9 +209,7 @@ def worker(
     from runners.host.daemon import Daemon
 
     async def main() -> None:
-        executor = own_executor()
-        await Daemon(cfg, only=keys, worker=True).run()
-        await leave_threads(executor, 2.0)  # (in-flight work had its grace in the stop)
+        await serve(Daemon(cfg, only=keys, worker=True))
 
     run_async(main)
 

@@ -784,9 +784,9 @@ class OfflineCrashExtractor:
             # signalized intersection approximately 100 m to the east") is not the crash's place.
             here = [m for m in matches if not _ELSEWHERE.match(pre, m.end())]
             here = [m for m in here if not _NEXT.search(pre, max(0, m.start() - 24), m.start())]
-            if (
-                road_type == "Merge"
-            ):  # (a junction reached is often the crash's: "accelerated to reach the intersection")
+            # A ramp set out for is elsewhere; a junction reached is often the crash's ("accelerated to reach the
+            # intersection").
+            if road_type == "Merge":
                 here = [m for m in here if not _GOAL.search(pre, max(0, m.start() - 40), m.start())]
             here = [m for m in here if not _NOT_HERE.search(pre, max(0, m.start() - 32), m.start())]
             here = [m for m in here if not _AWAY.search(pre, max(0, m.start() - 60), m.start())]
