@@ -25,7 +25,7 @@ import structlog
 
 from bus.errors import EmbeddedServerError
 
-__all__ = ["EmbeddedNatsServer", "adoptable", "find_nats_server", "port_open"]
+__all__ = ["EmbeddedNatsServer", "adoptable", "find_nats_server", "host_port", "port_open"]
 
 log = structlog.get_logger(__name__)
 
@@ -55,7 +55,8 @@ def port_open(host: str, port: int, *, timeout: float = 0.2) -> bool:
         return False
 
 
-def _host_port(url: str) -> tuple[str, int]:
+def host_port(url: str) -> tuple[str, int]:
+    """Host and port of a client URL (``nats://user:pw@host:port``; port 4222 if none)."""
     rest = url.split("://", 1)[-1].rsplit("@", 1)[-1]
     host, _, port = rest.partition(":")
     return host or "127.0.0.1", int(port or 4222)
@@ -77,7 +78,7 @@ def adoptable(url: str, pid: int | None) -> bool:
                 return False
         except (ImportError, Exception):  # psutil.NoSuchProcess and friends
             return False
-    host, port = _host_port(url)
+    host, port = host_port(url)
     return port_open(host, port)
 
 
@@ -142,6 +143,11 @@ class EmbeddedNatsServer:
         """Process id of the running server."""
         return self._proc.pid if self._proc else None
 
+    @property
+    def exit_code(self) -> int | None:
+        """The server's exit code once it has ended (``None`` while it runs, or before it started)."""
+        return self._proc.poll() if self._proc else None
+
     async def start(self) -> str:
         """Start the server and wait until it accepts connections.
 
@@ -189,7 +195,7 @@ class EmbeddedNatsServer:
                 )
             url = self._read_ports(ports_file)
             if url is not None:
-                host, port = _host_port(url)
+                host, port = host_port(url)
                 if port_open(host, port):
                     self.url = url
                     log.info("nats-server started", url=url, pid=self._proc.pid, store_dir=str(self.store_dir))

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from types import TracebackType
 from typing import Any
@@ -22,8 +23,8 @@ from nats.js.errors import ServiceUnavailableError
 from agents.runtime import AgentRunner
 from bus import Bus, EmbeddedNatsServer, Subjects, adoptable
 from bus.connection import redact_url
-from bus.errors import BusError
-from bus.server import stop_pid
+from bus.errors import BusError, EmbeddedServerError
+from bus.server import host_port, stop_pid
 from memory.mr_store import StoreSettings
 from runners.clients.discovery import DaemonState, daemon_alive, pid_alive, read_state, remove_state, write_state
 from runners.clients.objects import ObjectArtifactStore
@@ -82,6 +83,11 @@ class Daemon:
         self._objects: ObjectArtifactStore | None = None
         self._stop = asyncio.Event()
         self.nats_url: str | None = None
+        self._watch_task: asyncio.Task[None] | None = None
+        self._watch_interval_s = 1.0
+        self._fatal: BaseException | None = None
+        self.server_restarts = 0
+        """How often this daemon started its bus server again after it died."""
 
     # -- start --------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -104,17 +110,7 @@ class Daemon:
         await self.bus.connect()
         await self._ensure_streams()
         if self._write_state:
-            write_state(
-                cfg.state_file,
-                DaemonState(
-                    pid=os.getpid(),
-                    nats_url=self.nats_url,  # stored without credentials (DaemonState)
-                    nats_pid=self.server.pid if self.server else self._adopted_pid,
-                    namespace=cfg.namespace,
-                    data_dir=str(cfg.data_dir),
-                    qdrant=cfg.qdrant_url or str(cfg.qdrant_path),
-                ),
-            )
+            self._record_state()
             self._state_written = True
         log.info("bus ready", url=redact_url(self.nats_url), namespace=cfg.namespace)
         self.pipeline = Composition(
@@ -147,11 +143,88 @@ class Daemon:
                 )
                 await runner.start()
                 self.runners.append(runner)
+        if self.server is not None or self._adopted_pid is not None:
+            self._watch_task = asyncio.create_task(self._watch_server(), name="daemon-server-watch")
         log.info(
             "worker ready" if self.worker else "daemon ready",
             agents=[r.agent.name for r in self.runners],
             data_dir=str(cfg.data_dir),
         )
+
+    def _record_state(self) -> None:
+        cfg = self.config
+        assert self.nats_url is not None
+        write_state(
+            cfg.state_file,
+            DaemonState(
+                pid=os.getpid(),
+                nats_url=self.nats_url,  # stored without credentials (DaemonState)
+                nats_pid=self.server.pid if self.server else self._adopted_pid,
+                namespace=cfg.namespace,
+                data_dir=str(cfg.data_dir),
+                qdrant=cfg.qdrant_url or str(cfg.qdrant_path),
+            ),
+        )
+
+    # -- the bus server this daemon looks after -------------------------------------------------
+    def _server_alive(self) -> bool:
+        if self.server is not None:
+            return self.server.exit_code is None
+        return self._adopted_pid is None or pid_alive(self._adopted_pid)
+
+    async def _watch_server(self, *, most: int = 5, window_s: float = 300.0) -> None:
+        """Start the bus server again, on the same port and JetStream store, when it dies (killed, out of memory):
+        the connections reconnect to it and the work it stored comes back to the agents. A server that dies ``most``
+        times within ``window_s`` is not started again: the daemon stops with that error instead of looping."""
+        deaths: deque[float] = deque()
+        loop = asyncio.get_running_loop()
+        while not self._stop.is_set():
+            await asyncio.sleep(self._watch_interval_s)
+            if self._stop.is_set() or self._server_alive():
+                continue
+            now = loop.time()
+            deaths.append(now)
+            while deaths and now - deaths[0] > window_s:
+                deaths.popleft()
+            code = self.server.exit_code if self.server is not None else None
+            if len(deaths) >= most:
+                self._fail(
+                    EmbeddedServerError(
+                        f"the nats-server died {len(deaths)} times within {window_s:.0f} s (last exit code {code}); "
+                        f"not starting it again: see {self.config.data_dir / 'nats-server.log'}"
+                    )
+                )
+                return
+            log.error("the nats-server died; starting it again on the same port and store", exit_code=code)
+            try:
+                await self._restart_server()
+            except Exception as exc:
+                self._fail(exc)
+                return
+
+    async def _restart_server(self) -> None:
+        assert self.nats_url is not None
+        if self.server is not None:
+            await self.server.stop()  # (reaps the dead child)
+        server = EmbeddedNatsServer(
+            store_dir=self.config.jetstream_dir,
+            log_file=self.config.data_dir / "nats-server.log",
+            port=host_port(self.nats_url)[1],
+        )
+        url = await server.start()
+        self.server, self._adopted_pid = server, None
+        self.server_restarts += 1
+        if url != self.nats_url:  # (the same port was asked for; a different answer would strand the connections)
+            raise EmbeddedServerError(f"the nats-server came back on {url}, not on {self.nats_url}")
+        if self._state_written:
+            self._record_state()
+        log.warning("nats-server started again", url=redact_url(url), pid=server.pid, restarts=self.server_restarts)
+
+    def _fail(self, exc: BaseException) -> None:
+        """Stop the daemon because of ``exc``; :meth:`run` raises it once everything is closed."""
+        log.error("stopping the daemon", error=f"{type(exc).__name__}: {exc}")
+        self._fatal = exc
+        self._stop.set()
 
     async def _ensure_streams(self) -> None:
         """Create the streams (retrying while a cluster that has just formed cannot place them yet)."""
@@ -227,6 +300,8 @@ class Daemon:
             finally:
                 # (the handlers stay while stopping: a second signal then exits at once, as _on_signal says)
                 await self.stop()
+            if self._fatal is not None:
+                raise self._fatal
         finally:
             for sig in signals:
                 with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -246,6 +321,11 @@ class Daemon:
 
         Each step runs whatever the one before it met (a bus that is gone, a store that fails to close): the server
         this daemon owns is stopped and its state file removed in any case."""
+        if self._watch_task is not None:  # (first: it must not start again the server stopped below)
+            self._watch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._watch_task
+            self._watch_task = None
         for service in self._services:
             with contextlib.suppress(Exception):  # the connection may already be gone
                 await service.stop()
