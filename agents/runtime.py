@@ -19,7 +19,10 @@ rest:
   stops, or lost with a crashed process, on its last allowed delivery) is dead-lettered with that reason,
   never dropped silently by the server;
 * when a batch handler fails as a whole, each event of the batch is tried on its own, so one bad event
-  does not take the others down with it.
+  does not take the others down with it;
+* a handler call that passes ``handler_timeout_s`` is abandoned (:class:`HandlerTimeoutError`): its event is
+  set aside at once as a dead letter with that reason, since a call that hung once would hold a slot as long
+  again on every retry, and the agent goes on with the next event.
 """
 
 from __future__ import annotations
@@ -56,9 +59,9 @@ from bus import (
     encode_event,
 )
 from bus.events import DeadLetterPayload, ErrorPayload, HeartbeatPayload, derived_id
-from tools.errors import BadInputError
+from tools.errors import BadInputError, DrivemtError
 
-__all__ = ["Agent", "AgentRunner", "Outcome", "error_event", "handles"]
+__all__ = ["Agent", "AgentRunner", "HandlerTimeoutError", "Outcome", "error_event", "handles"]
 
 log = structlog.get_logger(__name__)
 
@@ -126,6 +129,18 @@ def handles(event_type: type[Event]) -> Callable[[H], H]:
         return fn
 
     return mark
+
+
+class HandlerTimeoutError(DrivemtError):
+    """A handler call that did not finish within the runner's ``handler_timeout_s``."""
+
+    def __init__(self, agent: str, seconds: float) -> None:
+        self.agent = agent
+        self.seconds = seconds
+        super().__init__(
+            f"{agent} did not finish within {seconds:g} s (its handler_timeout_s) and was abandoned; "
+            "raise the limit if such work can take longer, then retry it with `drivemt dead-letters retry`"
+        )
 
 
 class Agent(ABC):
@@ -199,6 +214,12 @@ class Agent(ABC):
         return {m.model_fields["type"].default for m in cls.consumes}
 
 
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Fetch an abandoned call's outcome, so that its late error is no 'never retrieved' warning."""
+    if not task.cancelled():
+        task.exception()
+
+
 @dataclass
 class _Counters:
     handled: int = 0
@@ -217,6 +238,8 @@ class AgentRunner:
         consumer: Delivery settings of the agent's durable consumer.
         heartbeat_interval_s: Seconds between heartbeats.
         instance: Instance name (host-pid-random by default).
+        handler_timeout_s: Seconds one handler call (one batch) may run before it is abandoned and its events set
+            aside (``None``: no limit).
     """
 
     def __init__(
@@ -228,8 +251,10 @@ class AgentRunner:
         consumer: ConsumerSettings | None = None,
         heartbeat_interval_s: float = 5.0,
         instance: str | None = None,
+        handler_timeout_s: float | None = None,
     ) -> None:
         self.agent = agent
+        self.handler_timeout_s = handler_timeout_s
         self.bus = bus
         self.concurrency = max(1, concurrency)
         self.consumer = consumer or ConsumerSettings()
@@ -487,7 +512,7 @@ class AgentRunner:
         """The agent's outcome for each event. A batch that fails as a whole has each event tried on its own, so that
         one bad event fails alone; a wrong number of outcomes fails every event of the batch."""
         try:
-            outcomes = await self.agent.handle_batch(events)
+            outcomes = await self._within_deadline(self.agent.handle_batch(events))
         except Exception as exc:
             if len(events) == 1:
                 return [Outcome(error=exc)]
@@ -504,6 +529,24 @@ class AgentRunner:
             )
             return [Outcome(error=error) for _ in events]
         return outcomes
+
+    async def _within_deadline(self, call: Awaitable[list[Outcome]]) -> list[Outcome]:
+        """Await a handler call, abandoning it after ``handler_timeout_s``: the call is cancelled but not waited for
+        (work it left in a thread, or a handler that ignores the cancellation, cannot hold the agent)."""
+        if self.handler_timeout_s is None:
+            return await call
+        task = asyncio.ensure_future(call)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.handler_timeout_s)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if done:
+            return task.result()
+        task.cancel()
+        task.add_done_callback(_retrieve)
+        log.error("handler passed its deadline; abandoning it", agent=self.agent.name, seconds=self.handler_timeout_s)
+        raise HandlerTimeoutError(self.agent.name, self.handler_timeout_s)
 
     async def _overdelivered(self, msg: Msg, event: Event) -> bool:
         """A message delivered more than ``max_deliver`` times never finished: it was handed back on stops, or its
@@ -614,6 +657,9 @@ class AgentRunner:
                 await msg.ack_sync()
                 self.counters.handled += 1
                 log.debug("handled", outputs=len(outcome.events))
+                return
+            if isinstance(exc, HandlerTimeoutError):  # (a retry would hang as long again)
+                await self._set_aside(msg, event, exc=exc, reason=str(exc), last_error=str(exc))
                 return
             self.counters.failed += 1
             self.counters.last_error = f"{type(exc).__name__}: {exc}"

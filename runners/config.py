@@ -69,6 +69,14 @@ class AgentSettings(BaseModel):
     copies: int = Field(default=1, ge=0, le=64, description="Instances in this process (more processes scale further).")
     concurrency: int = Field(default=2, ge=1, le=256, description="Handler calls (or batches) in flight per instance.")
     consumer: ConsumerSettings = Field(default_factory=ConsumerSettings)
+    handler_timeout_s: float | None = Field(
+        default=3600.0,
+        gt=0,
+        description=(
+            "Seconds one handler call may run before it is abandoned and its event set aside as a dead letter with "
+            "the reason (null: no limit). Raise it for work that can take longer, such as very long simulations."
+        ),
+    )
 
 
 class AgentsSettings(BaseModel):

@@ -9,7 +9,7 @@ from typing import ClassVar
 import pytest
 import structlog
 
-from agents.runtime import Agent, AgentRunner, Outcome
+from agents.runtime import Agent, AgentRunner, HandlerTimeoutError, Outcome
 from bus import (
     AgentHeartbeat,
     Bus,
@@ -33,7 +33,8 @@ def submission(text: str, rule_id: str = "r1") -> RulesSubmitted:
 
 
 class EchoAgent(Agent):
-    """Answers each rule with a progress event; 'bad' is bad input, 'flaky' fails twice, 'broken' always fails."""
+    """Answers each rule with a progress event; 'bad' is bad input, 'flaky' fails twice, 'broken' always fails,
+    'hang' hangs until ``release`` is set."""
 
     name: ClassVar[str] = "echo"
     consumes = (RulesSubmitted,)
@@ -43,6 +44,7 @@ class EchoAgent(Agent):
     def __init__(self, delay: float = 0.0) -> None:
         self.calls: dict[str, int] = {}
         self.delay = delay
+        self.release = asyncio.Event()
         self.running = 0
         self.max_running = 0
 
@@ -50,6 +52,11 @@ class EchoAgent(Agent):
         assert isinstance(event, RulesSubmitted)
         text = event.payload.rules[0].text
         self.calls[text] = self.calls.get(text, 0) + 1
+        if text == "hang":  # hangs until released, and ignores the first cancellation
+            try:
+                await self.release.wait()
+            except asyncio.CancelledError:
+                await self.release.wait()
         self.running += 1
         self.max_running = max(self.max_running, self.running)
         try:
@@ -308,6 +315,57 @@ async def test_one_bad_event_in_a_failed_batch_fails_alone(bus: Bus) -> None:
     assert answered == ["a", "b", "c", "d"]
     dead = [e for e in rec.events if isinstance(e, DeadLettered)]
     assert len(dead) == 1 and "poison" in dead[0].payload.data
+
+
+async def test_a_hung_handler_is_abandoned_and_the_agent_goes_on(bus: Bus) -> None:
+    """A handler that passes handler_timeout_s (here one that even ignores its cancellation) is abandoned: its event
+    gets an error event and a dead letter naming the limit, at once and without a retry, and the events behind it
+    on an agent with one slot are answered."""
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.progress, bus.subjects.all_errors)
+    agent = EchoAgent()
+    runner = await start(agent, bus, concurrency=1, handler_timeout_s=0.5, consumer=ConsumerSettings(max_deliver=3))
+    try:
+        for i, text in enumerate(["hang", "a", "b"]):
+            await bus.publish(submission(text, rule_id=f"r{i}"))
+        await rec.wait_for(
+            lambda evs: (
+                sum(isinstance(e, ProgressReported) for e in evs) == 2 and any(isinstance(e, DeadLettered) for e in evs)
+            ),
+            timeout=20,
+        )
+        (dead,) = [e for e in rec.events if isinstance(e, DeadLettered)]
+        assert "hang" in dead.payload.data and "handler_timeout_s" in dead.payload.reason
+        assert dead.payload.deliveries == 1 and agent.calls["hang"] == 1
+        errors = [e for e in rec.events if isinstance(e, ErrorReported)]
+        assert {e.payload.error_type for e in errors} == {HandlerTimeoutError.__name__}
+        hung = next(e for e in rec.events if isinstance(e, DeadLettered)).payload.data
+        assert any(e.correlation_id and e.correlation_id in hung for e in errors)  # (a client waiting on it hears)
+        assert runner.counters.failed == 1 and runner.counters.handled == 2
+    finally:
+        agent.release.set()
+
+
+async def test_a_hung_event_in_a_batch_holds_back_no_batch_mate(bus: Bus) -> None:
+    """A batch that passes the deadline has each event tried on its own: the others are answered, the hung one alone
+    is set aside."""
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters, bus.subjects.progress)
+    for i, text in enumerate(["a", "hang", "b", "c"]):
+        await bus.publish(submission(text, rule_id=f"r{i}"))
+    agent = BatchAgent()
+    await start(agent, bus, handler_timeout_s=0.5)
+    try:
+        await rec.wait_for(
+            lambda evs: (
+                sum(isinstance(e, ProgressReported) for e in evs) == 3 and any(isinstance(e, DeadLettered) for e in evs)
+            ),
+            timeout=20,
+        )
+        answered = sorted(e.payload.message for e in rec.events if isinstance(e, ProgressReported))
+        assert answered == ["a", "b", "c"]
+        (dead,) = [e for e in rec.events if isinstance(e, DeadLettered)]
+        assert "hang" in dead.payload.data
+    finally:
+        agent.release.set()
 
 
 async def test_a_runner_whose_work_queue_was_deleted_binds_to_it_again(bus: Bus) -> None:

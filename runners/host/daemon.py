@@ -140,6 +140,7 @@ class Daemon:
                     concurrency=settings.concurrency,
                     consumer=settings.consumer,
                     heartbeat_interval_s=cfg.heartbeat_interval_s,
+                    handler_timeout_s=settings.handler_timeout_s,
                 )
                 await runner.start()
                 self.runners.append(runner)
