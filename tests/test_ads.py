@@ -296,6 +296,22 @@ def test_ads_train_then_mt_run_judges_every_valid_follow_up_and_a_bad_model_only
 
 
 @pytest.mark.slow
+def test_mt_run_with_no_model_that_can_judge_fails_and_names_why(synth_set: Path, tmp_path: Path) -> None:
+    """`mt run` whose models all fail to load exits 1 with their reasons, after printing what it did measure."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "broken.pt").write_bytes(b"not a model at all")
+    _write_spec(models, {**_foreign_spec("broken.pt"), "name": "broken"})
+    result = CliRunner().invoke(
+        app, ["mt", "run", str(synth_set), "--models", str(models), "--mr", RED_LIGHT_MR, "--method", "null",
+              "--out", str(tmp_path / "out"), "--data-dir", str(tmp_path / "d")],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "no driving model" in result.output and "broken" in result.output and "does not load" in result.output
+    assert "null" in result.output  # (the table was printed first)
+
+
+@pytest.mark.slow
 async def test_the_oracle_flags_a_model_that_ignores_red_lights_and_neither_on_null(
     tmp_path: Path, embedder: Any
 ) -> None:

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from runners.cli import app
+from tests.helpers import FIXTURES
 
 runner = CliRunner()
 RULE = {"id": "r1", "region": "germany", "text": "Slow down in fog."}
@@ -72,6 +73,18 @@ def test_eval_crashes_skips_a_bad_gold_and_fails_when_none_is_left(tmp_path: Pat
     (case / "gold.yaml").write_text(gold)
     code, out = invoke("eval", "crashes", str(tmp_path / "cases"))
     assert code == 1 and "not scored" in out and "nothing to score" in out, out
+
+
+def test_eval_crashes_says_why_a_case_has_no_scenario(tmp_path: Path) -> None:
+    """A case whose report cannot be read into a scenario is scored as a miss, and the reason is printed with it."""
+    case = tmp_path / "cases" / "blank"
+    case.mkdir(parents=True)
+    (case / "summary.txt").write_text("   \n")
+    (case / "gold.yaml").write_text((FIXTURES / "crashes" / "108909" / "gold.yaml").read_text())
+    code, out = invoke("eval", "crashes", str(tmp_path / "cases"))
+    assert code == 0, out
+    line = next(x for x in out.splitlines() if x.startswith("blank: no scenario"))
+    assert "empty" in line, out
 
 
 @pytest.mark.parametrize(

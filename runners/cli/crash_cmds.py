@@ -154,6 +154,9 @@ def eval_crashes(
     report = CrashScoreReport()
     results, extractor = _extract_all(directory, config)
     golds: dict[str, Any] = {}
+    for case_id, _, error in results:
+        if error is not None:
+            err_console.print(f"[yellow]{case_id}[/]: no scenario, scored as a miss: {error}", highlight=False)
     for case_id, scenario, _ in results:
         gold_path = (directory / case_id if directory.name != case_id else directory) / "gold.yaml"
         if not gold_path.is_file():

@@ -500,8 +500,10 @@ def mt_run(
     summary = run.summary
     if json_out:
         print(json.dumps(summary))
-        return
-    print_experiment(summary)
+    else:
+        print_experiment(summary)
+    if summary["model_errors"] and not summary["models"]:
+        raise fail(f"no driving model in {models} could judge a follow-up: " + "; ".join(summary["model_errors"][:3]))
 
 
 def print_experiment(summary: dict[str, Any]) -> None:
