@@ -52,7 +52,8 @@ def test_crash_run_refuses_bad_options(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_tl_commands_from_synthetic_data_to_report(tmp_path: Path) -> None:
     """`data synth-tl`, `tl augment` (COCO-free drivemt layout), `tl test` with a real YOLO built from its yaml,
-    and a bad transformation code, each as a person would type them."""
+    a bad transformation code and a corrupt detector (refused before anything is written), each as a person would
+    type them."""
     data = tmp_path / "synth"
     code, out = invoke("data", "synth-tl", "--out", str(data), "--n-train", "0", "--n-val", "0", "--n-test", "4")
     assert code == 0 and "4 images" in out, out
@@ -69,6 +70,13 @@ def test_tl_commands_from_synthetic_data_to_report(tmp_path: Path) -> None:
     assert Path(result["report"]).is_file() and result["detectors"][0]["pairs"] == {"UE": 4, "SC": 4}
     code, out = invoke("tl", "augment", str(data), "--out", str(tmp_path / "x"), "--transforms", "RN,QQ")
     assert code == 1 and "QQ" in out
+    (tmp_path / "corrupt.pt").write_bytes(b"garbage")
+    code, out = invoke(
+        "tl", "test", str(data), "--detector", f"yolo:{tmp_path / 'corrupt.pt'}", "--out", str(tmp_path / "c"),
+        "--transforms", "UE",
+    )  # fmt: skip
+    assert code == 1 and "not a usable yolo checkpoint" in out, out
+    assert not (tmp_path / "c").exists(), "a broken detector left a half-made output behind"
 
 
 def test_installed_console_script_answers_from_anywhere(tmp_path: Path) -> None:

@@ -265,19 +265,19 @@ def tl_test(
     from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD
     from tools.tl.report import write_tl_report
 
-    try:
-        specs = [str(DetectorSpec.parse(d)) for d in detector]
-    except DrivemtError as exc:
-        raise fail(str(exc)) from exc
     codes = _codes(transforms)
     ds = _load(dataset, format_, split)
+    try:  # (every detector loads before anything is written: a broken one leaves no half-made output)
+        detectors = [load_detector(str(DetectorSpec.parse(d))) for d in detector]
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
     manifest = _augment(ds, out / "augmented", codes, seed, fraction, export=False, params=_params(params))
     _print_augmentation(manifest)
     with progress_bar("detecting") as update:
         try:
             result = judge_detectors(
                 manifest,
-                [load_detector(s) for s in specs],
+                detectors,
                 out_dir=out,
                 threshold=threshold if threshold is not None else DEFAULT_VIOLATION_THRESHOLD,
                 conf=conf,
