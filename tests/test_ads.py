@@ -297,18 +297,22 @@ def test_ads_train_then_mt_run_judges_every_valid_follow_up_and_a_bad_model_only
 
 @pytest.mark.slow
 def test_mt_run_with_no_model_that_can_judge_fails_and_names_why(synth_set: Path, tmp_path: Path) -> None:
-    """`mt run` whose models all fail to load exits 1 with their reasons, after printing what it did measure."""
+    """`mt run` whose models all fail to load exits 1 with their reasons, after printing what it did measure; its
+    distinct manipulations count the valid follow-ups, judged or not."""
     models = tmp_path / "models"
     models.mkdir()
     (models / "broken.pt").write_bytes(b"not a model at all")
     _write_spec(models, {**_foreign_spec("broken.pt"), "name": "broken"})
     result = CliRunner().invoke(
         app, ["mt", "run", str(synth_set), "--models", str(models), "--mr", RED_LIGHT_MR, "--method", "null",
-              "--out", str(tmp_path / "out"), "--data-dir", str(tmp_path / "d")],
+              "--out", str(tmp_path / "out"), "--data-dir", str(tmp_path / "d"), "--json"],
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "no driving model" in result.output and "broken" in result.output and "does not load" in result.output
-    assert "null" in result.output  # (the table was printed first)
+    summary = json.loads(next(line for line in result.stdout.splitlines() if line.startswith("{")))
+    null = summary["methods"]["null"]
+    assert summary["models"] == [] and null["validation_rate"] > 0
+    assert null["distinct_manipulations"] == null["distinct_manipulations_per_round"][0] >= 1
 
 
 @pytest.mark.slow

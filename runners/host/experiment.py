@@ -81,6 +81,7 @@ def judged_cases(outcome: CaseResults) -> list[JudgedCase]:
                 followup_predictions=p.followup_predictions,
                 model_errors=p.model_errors,
                 reason=p.reason,
+                valid=p.valid,
             )
         )
     return out

@@ -57,6 +57,8 @@ class JudgedCase:
     followup_predictions: list[ModelPrediction]
     model_errors: list[str] = field(default_factory=list)
     reason: str = ""
+    valid: bool = False
+    """Whether its follow-up passed the validity checks (judged by the models or not)."""
 
     @property
     def violations(self) -> list[str]:
@@ -105,7 +107,7 @@ def method_figures(rounds: Sequence[RoundResult], models: Sequence[str]) -> dict
     for method, rs in by_method.items():
         figs = [r.figures for r in rs]
         checks = {name: round(_mean([f["checks"][name] for f in figs]), 4) for name in figs[0]["checks"]}
-        terms = {j.followup.mr.term for r in rs for j in r.judged if j.status == "judged" and j.followup is not None}
+        terms = {j.followup.mr.term for r in rs for j in r.judged if j.valid and j.followup is not None}
         out[method] = {
             "cases": figs[0]["cases"],
             "rounds": len(rs),
