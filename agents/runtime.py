@@ -575,7 +575,7 @@ class AgentRunner:
                     event, agent=self.agent.name, domain=self.agent.error_domain, exc=exc, input_subject=msg.subject
                 )
             )
-            await self._dead_letter(msg, reason=reason, error=exc)
+            await self._dead_letter(msg, reason=reason, error=exc, event_id=event.event_id)
         except Exception as dl_exc:
             log.error("could not dead-letter a message", agent=self.agent.name, error=str(dl_exc))
             with contextlib.suppress(Exception):
@@ -682,7 +682,10 @@ class AgentRunner:
                     )
                 )
                 await self._dead_letter(
-                    msg, reason=f"failed {deliveries} times: {type(exc).__name__}: {exc}", error=exc
+                    msg,
+                    reason=f"failed {deliveries} times: {type(exc).__name__}: {exc}",
+                    error=exc,
+                    event_id=event.event_id,
                 )
                 return
             delay = min(30.0, 0.5 * 2 ** (deliveries - 1))
@@ -710,7 +713,18 @@ class AgentRunner:
         if len(encode_event(dl)) > limit:
             p.headers = {}
 
-    async def _dead_letter(self, msg: Msg, *, reason: str, error: BaseException, excerpt: str | None = None) -> None:
+    async def _dead_letter(
+        self,
+        msg: Msg,
+        *,
+        reason: str,
+        error: BaseException,
+        excerpt: str | None = None,
+        event_id: str | None = None,
+    ) -> None:
+        """Publish a dead letter (and an error event) for the message, then terminate it. An event set aside is also
+        marked handled (``event_id``): a work queue created again from the start of its stream skips it, and only
+        ``drivemt dead-letters retry``, which forgets the mark, sends it back to the agent."""
         try:
             text = msg.data.decode("utf-8")
             b64 = None
@@ -744,4 +758,7 @@ class AgentRunner:
             event_id=derived_id(dl.event_id, "error"),
         )
         await self.bus.publish_many([err, dl])
+        if event_id is not None:
+            with contextlib.suppress(Exception):  # (without the mark, a re-created work queue offers it once more)
+                await self.bus.mark_handled(self.consumer_name, event_id)
         await msg.term()

@@ -462,6 +462,11 @@ class Bus:
         """Remember that ``consumer`` finished the event."""
         await self.kv.put(self._mark_key(consumer, event_id), b"1")
 
+    async def forget_handled(self, consumer: str, event_id: str) -> None:
+        """Forget that ``consumer`` finished (or set aside) the event, so that it is handled when it comes again."""
+        with contextlib.suppress(KeyNotFoundError):
+            await self.kv.delete(self._mark_key(consumer, event_id))
+
     # -- tallies ------------------------------------------------------------------------------
     async def tally(self, group: str, part: str, value: dict[str, Any], *, attempts: int = 50) -> dict[str, Any]:
         """Add one part's result to a group (the runs of a case, the images of a dataset); return every part so far.

@@ -382,6 +382,30 @@ async def test_a_runner_whose_work_queue_was_deleted_binds_to_it_again(bus: Bus)
     assert agent.calls == {"after the delete": 1}
 
 
+async def test_a_work_queue_created_again_does_not_offer_work_set_aside_and_a_retry_still_runs_it(bus: Bus) -> None:
+    """A re-created durable consumer starts from the beginning of the stream: an event already dead-lettered is not
+    handled (nor dead-lettered) a second time, and `dead-letters retry` still sends it to the agent."""
+    from runners.clients.ops import retry_deadletters
+
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters)
+    agent = EchoAgent()
+    runner = await start(agent, bus, consumer=ConsumerSettings(max_deliver=1, ack_wait_s=5))
+    await bus.publish(submission("broken"))
+    await rec.wait_for(lambda evs: len(evs) == 1, timeout=20)
+    stream = await bus.js.find_stream_name_by_subject(runner.consumed_subjects()[0])
+    await bus.js.delete_consumer(stream, runner.consumer_name)
+    await bus.publish(submission("after the delete"))
+    deadline = asyncio.get_running_loop().time() + 30
+    while agent.calls.get("after the delete") != 1:
+        assert asyncio.get_running_loop().time() < deadline, agent.calls
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)
+    assert agent.calls == {"broken": 1, "after the delete": 1} and len(rec.events) == 1
+    assert len(await retry_deadletters(bus)) == 1
+    await rec.wait_for(lambda evs: len(evs) == 2, timeout=20)
+    assert agent.calls["broken"] == 2
+
+
 class BrokenSetup(EchoAgent):
     """An agent whose setup fails (a model file that will not load)."""
 

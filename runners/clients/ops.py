@@ -133,6 +133,10 @@ async def retry_deadletters(bus: Bus, seqs: list[int] | None = None) -> list[int
         if p.truncated:  # only its start was kept: sending that back would be another poison
             continue
         data = base64.b64decode(p.data_b64) if p.data_b64 else p.data.encode("utf-8")
+        try:  # an event set aside was marked handled by its agent: forget that, or the agent would skip it
+            await bus.forget_handled(p.consumer, decode_event(data, subject=p.original_subject).event_id)
+        except EventValidationError:
+            pass  # (bytes that are no event were never marked)
         headers = {k: v for k, v in p.headers.items() if k != "Nats-Msg-Id"}
         headers["Nats-Msg-Id"] = f"retry-{seq}-{time.time_ns()}"
         await bus.publish_raw(p.original_subject, data, headers=headers)
