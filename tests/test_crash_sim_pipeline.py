@@ -324,3 +324,6 @@ def test_closing_a_worker_cuts_a_run_in_progress_short(tmp_path: Path) -> None:
     thread.join(30)
     assert time.monotonic() - started < 20 and not thread.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], SimWorkerError), outcome
+    with pytest.raises(SimWorkerError, match="closed"):  # (no child is started again once closed)
+        worker.run("metadrive", scenario, RunSpec(case_id="119839", ego_id="V2"), settings, tmp_path)
+    assert worker._proc is None

@@ -144,6 +144,7 @@ class SimWorker:
         self._lock = threading.Lock()
         self.runs = 0
         self.restarts = 0
+        self._closed = False
 
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
@@ -191,11 +192,16 @@ class SimWorker:
             "options": self.options,
         }
         with self._lock:
+            if self._closed:
+                raise SimWorkerError(f"{self.name} is closed: run {spec.run_id} of case {spec.case_id} not started")
             if self._proc is None or not self._proc.is_alive():
                 if self._proc is not None:
                     self.restarts += 1
                 self._kill()
                 self._start()
+                if self._closed:  # (closed while the child started: close() could not see it)
+                    self._kill()
+                    raise SimWorkerError(f"{self.name} closed while run {spec.run_id} of case {spec.case_id} started")
             assert self._conn is not None
             started = time.monotonic()
             try:
@@ -229,7 +235,8 @@ class SimWorker:
     def close(self) -> None:
         """Stop the child (it closes its simulator first). A run still in progress in another thread (work its
         agent has handed back on a stop) is cut short: its child is terminated rather than waited for, and that run
-        fails with :class:`SimWorkerError`."""
+        fails with :class:`SimWorkerError`. A closed worker starts no child again."""
+        self._closed = True
         if not self._lock.acquire(timeout=2.0):
             proc = self._proc
             if proc is not None and proc.is_alive():
