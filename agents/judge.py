@@ -393,6 +393,13 @@ class JudgeAgent(Agent):
                 errors.append(str(exc))
                 out.append(self._mt_error(event, follow, exc))
                 continue
+            except Exception as exc:  # one model's own failure costs that model alone, not the others' verdicts
+                failed = DrivingModelError(
+                    Path(spec).stem[:80], f"failed on case {source.case_id}: {type(exc).__name__}: {exc}"[:400]
+                )
+                errors.append(str(failed))
+                out.append(self._mt_error(event, follow, failed))
+                continue
             src[s_pred.model], fol[f_pred.model] = s_pred, f_pred
         policy = p.band or self.mt.band
         verdicts = judge_models(follow.mr.expected_behavior, src, fol, policy=policy, floor=self.mt.floor)

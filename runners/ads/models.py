@@ -56,7 +56,7 @@ class DrivingModel:
         self._runners = [self._load(f, folder) for f in spec.files]
         self._lock = threading.Lock()
         if check:
-            dummy = np.zeros((2, *self._shape()), np.float32)
+            dummy = np.zeros((3, *self._shape()), np.float32)  # (3: an output of fixed size is seen here)
             for f, run in zip(spec.files, self._runners, strict=True):
                 try:
                     outs = run(dummy)
@@ -67,7 +67,7 @@ class DrivingModel:
                         f"({spec.input.layout}) fails: {_short(exc)}",
                     ) from exc
                 for o in f.outputs:
-                    self._column(outs, o, f.file, rows=2)
+                    self._column(outs, o, f.file, rows=len(dummy))
 
     def _shape(self) -> tuple[int, ...]:
         i = self.spec.input
@@ -116,7 +116,14 @@ class DrivingModel:
             raise DrivingModelError(
                 self.name, f"the spec reads output {o.output} of {file} for {o.name}, which has {len(outs)}"
             )
-        arr = np.asarray(outs[o.output], np.float64).reshape(rows, -1)
+        values = np.asarray(outs[o.output], np.float64)
+        if values.size == 0 or values.size % rows:
+            raise DrivingModelError(
+                self.name,
+                f"{file} returned {values.size} values for {rows} inputs: its output {o.output} ({o.name}) needs one "
+                "row per input",
+            )
+        arr = values.reshape(rows, -1)
         if o.index >= arr.shape[1]:
             raise DrivingModelError(
                 self.name, f"the spec reads column {o.index} of {file}'s output for {o.name}, which has {arr.shape[1]}"
