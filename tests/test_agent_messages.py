@@ -17,6 +17,7 @@ from bus import (
     CasesDescribed,
     CasesSubmitted,
     CrashSubmitted,
+    ErrorReported,
     MRAccepted,
     RulesSubmitted,
     Subjects,
@@ -284,3 +285,37 @@ async def test_t_agent_message_shows_the_vision_model_and_the_offline_describer(
     assert isinstance(offline[1], AgentMessage)
     assert offline[1].payload.reasoners == [OFFLINE_DESCRIBER] and offline[1].payload.entries[0].role == "decision"
     assert [e.type for e in await TAgent(store=store).handle(event)] == ["cases.described"]
+
+
+async def test_t_agent_reports_a_case_it_cannot_describe_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames one pixel high, and a describer that fails on a case's frames, are each an error event naming that
+    case (which travels on undescribed, with the reason); the other cases of the event are described."""
+    import cv2
+    import numpy as np
+
+    import agents.mt.t_agent as t_agent
+
+    store = LocalArtifactStore(tmp_path / "runs")
+    spec = SceneSpec(seed=4, road="straight", time="day", weather="clear", cruise_kmh=45.0)
+    good = write_case(store, "good", render_case(spec, width=160, height=80))
+    odd = write_case(store, "odd", render_case(spec, width=160, height=80))
+    strip = write_case(store, "strip", render_case(spec, width=160, height=80))
+    for ref in strip.frames:
+        store.put(ref, cv2.imencode(".png", np.zeros((1, 160, 3), np.uint8))[1].tobytes())
+    offline = t_agent.describe_offline
+
+    def failing_on_odd(case: object, frames: object) -> object:
+        if case.case_id == "odd":  # type: ignore[attr-defined]
+            raise ValueError("the statistics broke")
+        return offline(case, frames)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(t_agent, "describe_offline", failing_on_odd)
+    event = CasesSubmitted(producer="test", payload=CasesSubmittedPayload(cases=[strip, odd, good], region="germany"))
+    out = await TAgent(store=store).handle(event)
+    errors = {e.payload.item_id: e.payload.reason for e in out if isinstance(e, ErrorReported)}
+    assert set(errors) == {"strip", "odd"}
+    assert "160x1 pixels" in errors["strip"] and "the statistics broke" in errors["odd"]
+    described = {e.payload.case.case_id: e.payload for e in out if isinstance(e, CasesDescribed)}
+    assert described["good"].description is not None and not described["good"].problem
+    assert described["strip"].description is None and "160x1" in (described["strip"].problem or "")
+    assert described["odd"].description is None and "cannot be described" in (described["odd"].problem or "")

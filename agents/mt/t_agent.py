@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import ClassVar
 
+import numpy as np
 import structlog
 
 from agents.runtime import Agent, error_event
@@ -27,6 +28,7 @@ from tools.errors import BadInputError, LLMResponseError
 from tools.mt.describe import describe_offline
 from tools.mt.generate import read_frames
 from tools.mt.llm_describer import LLMDescriber
+from tools.mt.models import CaseDescription, DrivingCase
 
 __all__ = ["TAgent"]
 
@@ -60,7 +62,8 @@ class TAgent(Agent):
         for i, case in enumerate(p.cases):
             try:
                 frames = await asyncio.to_thread(read_frames, self.store, case)
-            except BadInputError as exc:
+                description, transcript = await self._describe(case, frames)
+            except BadInputError as exc:  # (frames that cannot be read or described: this case alone)
                 out.append(
                     error_event(
                         event, agent=self.name, domain=self.error_domain, exc=exc, item_id=case.case_id, index=i
@@ -75,23 +78,6 @@ class TAgent(Agent):
                     )
                 )
                 continue
-            description = None
-            with recording(active=self.conversation) as transcript:
-                if self.llm is not None:
-                    try:
-                        description = await self.llm.describe(case, frames)
-                    except LLMResponseError as exc:
-                        log.warning(
-                            "model description unusable; image statistics instead",
-                            case_id=case.case_id,
-                            reason=exc.reason,
-                        )
-            if description is None:
-                description = await asyncio.to_thread(describe_offline, case, frames)
-                if self.llm is not None:
-                    description.evidence["fallback"] = (
-                        f"{self.llm.name} gave no usable answer; described offline instead"
-                    )
             region = case.region or p.region
             out.append(
                 CasesDescribed(
@@ -116,3 +102,28 @@ class TAgent(Agent):
                     AgentMessage.bounded(event, agent=self.name, entries=transcript, item_id=case.case_id, index=i)
                 )
         return out
+
+    async def _describe(
+        self, case: DrivingCase, frames: list[np.ndarray]
+    ) -> tuple[CaseDescription, list[ConversationEntry]]:
+        """The vision model's description, else (or when its answer is unusable) the offline one; with the
+        conversation's transcript."""
+        description = None
+        with recording(active=self.conversation) as transcript:
+            if self.llm is not None:
+                try:
+                    description = await self.llm.describe(case, frames)
+                except LLMResponseError as exc:
+                    log.warning(
+                        "model description unusable; image statistics instead", case_id=case.case_id, reason=exc.reason
+                    )
+        if description is None:
+            try:
+                description = await asyncio.to_thread(describe_offline, case, frames)
+            except Exception as exc:  # (image statistics are deterministic: a retry would fail the same way)
+                raise BadInputError(
+                    f"case {case.case_id}: its frames cannot be described: {type(exc).__name__}: {exc}"[:500]
+                ) from exc
+            if self.llm is not None:
+                description.evidence["fallback"] = f"{self.llm.name} gave no usable answer; described offline instead"
+        return description, transcript

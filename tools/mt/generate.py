@@ -50,11 +50,15 @@ class UnrenderableError(BadInputError):
         super().__init__(f"cannot render {what!r}: {reason}")
 
 
+MIN_FRAME_SIDE = 8
+"""Fewest pixels a frame may have on either side (a strip of one pixel cannot be described, edited or judged)."""
+
+
 def read_frames(store: ArtifactStore, case: DrivingCase) -> list[np.ndarray]:
     """A case's frames as RGB arrays.
 
     Raises:
-        UnrenderableError: When a frame is missing or not an image.
+        UnrenderableError: When a frame is missing, not an image, or smaller than ``MIN_FRAME_SIDE``.
     """
     import cv2
 
@@ -67,6 +71,12 @@ def read_frames(store: ArtifactStore, case: DrivingCase) -> list[np.ndarray]:
         img = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
         if img is None:
             raise UnrenderableError(case.case_id, f"frame {ref} is not an image")
+        h, w = img.shape[:2]
+        if min(h, w) < MIN_FRAME_SIDE:
+            raise UnrenderableError(
+                case.case_id,
+                f"frame {ref} is {w}x{h} pixels: a driving frame needs at least {MIN_FRAME_SIDE} on each side",
+            )
         frames.append(np.ascontiguousarray(img[:, :, ::-1]))
     if len({f.shape for f in frames}) > 1:
         raise UnrenderableError(case.case_id, "its frames differ in size")
