@@ -97,6 +97,32 @@ def test_manual_mrs_are_autoMTs_nine() -> None:
     assert {m.fields.expected_behavior for m in mrs} == {"slow down", "keep current"}
 
 
+async def test_a_follow_up_whose_frames_are_gone_ends_not_valid_with_an_error_naming_its_case(tmp_path: Path) -> None:
+    """The validity checker cannot read a follow-up's frames: an error event naming the case, and the case goes on
+    to the Judge as not valid, each check saying why (it was an error with no case, and the case never ended)."""
+    from agents.mt.validity import ValidityAgent
+    from bus import ErrorReported, FollowupGenerated, FollowupValidated
+    from bus.events import FollowupGeneratedPayload
+
+    store = LocalArtifactStore(tmp_path)
+    (case,) = import_cases(
+        store, load_cases(FIXTURES / "mt" / "folder" / "drive1", check_images=False).cases, prefix="c"
+    )
+    follow = generate_followup(store, case, desc(), plan("stopped vehicle"), followup_id="f", prefix="f", seed=1)
+    store.local_path(follow.case.frames[3]).unlink()
+    event = FollowupGenerated(
+        producer="test",
+        payload=FollowupGeneratedPayload(case=case, description=desc(), status="generated", followup=follow),
+    )
+    out = await ValidityAgent(store=store).on_generated(event)
+    (error,) = [e for e in out if isinstance(e, ErrorReported)]
+    (validated,) = [e for e in out if isinstance(e, FollowupValidated)]
+    assert error.payload.item_id == case.case_id and "cannot be read" in error.payload.reason
+    assert not validated.payload.validity.valid
+    assert all(c.reason.startswith("could not be checked") for c in validated.payload.validity.checks)
+    assert len(validated.payload.validity.checks) == 3
+
+
 def test_ontology_coverage_is_at_least_eighty_percent() -> None:
     """At least 80 % of the ontology's adds and replaces terms have a rendering (not a placeholder)."""
     rows = coverage(load_ontology())
@@ -311,6 +337,25 @@ async def test_cases_become_validated_follow_ups_through_the_daemon(
     judged_again = [o.judged.payload for o in again_results.outcomes.values() if o.valid]  # type: ignore[union-attr]
     assert judged_again and all(not j.verdicts for j in judged_again)
     assert refused and all("artefact ref" in r for r in refused), refused
+
+
+@pytest.mark.slow
+async def test_cases_the_f_agent_refuses_each_end_with_the_reason(
+    daemon: Daemon, config: DrivemtConfig, tmp_path: Path
+) -> None:
+    """Cases of a region the ontology does not have: each gets an error naming it and still ends with the Judge
+    (not judged, with the reason), so a waiting client hears why instead of waiting out its timeout."""
+    assert daemon.bus is not None
+    synth_dataset(tmp_path / "set", cases=3, seed=5, width=160, height=80)
+    store = LocalArtifactStore(config.runs_dir)
+    _, events, _ = case_submissions(store, tmp_path / "set", region="atlantis", method="random", per_event=3)
+    results = await submit_cases_and_collect(daemon.bus, events, timeout=60)
+    assert results.complete(), [o for o in results.outcomes.values() if not o.done]
+    for o in results.outcomes.values():
+        assert o.error is not None and "atlantis" in o.error.payload.reason
+        assert o.judged is not None and o.judged.payload.status == "not judged"
+        assert "atlantis" in o.judged.payload.reason
+        assert o.result().status == "error"
 
 
 def _brightness_models(folder: Path) -> Path:

@@ -26,12 +26,13 @@ from typing import Any, ClassVar
 
 import structlog
 
-from agents.runtime import Agent, handles
+from agents.runtime import Agent, error_event, handles
 from bus import Bus, CasesDescribed, ErrorDomain, Event, FollowupGenerated, derived_id
 from bus.events import FollowupGeneratedPayload
 from bus.rpc import call
 from bus.services import MRS_CLAIM, MRS_LIST, ClaimMR, ListMRs, MRFilters
 from tools.common.artifacts import ArtifactStore, RunLayout
+from tools.errors import BadInputError
 from tools.mt.diffusion import DiffusionGenerator
 from tools.mt.generate import UnrenderableError, generate_followup, null_plan
 from tools.mt.matching import applicable, manual_mrs, plan_from_fields, random_fields, representation, stored_term
@@ -151,7 +152,20 @@ class FAgent(Agent):
 
     @handles(CasesDescribed)
     async def on_described(self, event: CasesDescribed) -> Sequence[Event]:
-        """Choose the case's MR and make its follow-up."""
+        """Choose the case's MR and make its follow-up; bad input about the case (an unknown region, an MR the
+        ontology does not know) is an error event naming the case, which still ends (status ``error``), so that a
+        client waiting for it hears why."""
+        try:
+            return await self._follow_up(event)
+        except BadInputError as exc:
+            p = event.payload
+            payload = FollowupGeneratedPayload(
+                case=p.case, description=p.description, status="error", reason=str(exc), **p.batch_fields()
+            )
+            error = error_event(event, agent=self.name, domain=self.error_domain, exc=exc, item_id=p.case.case_id)
+            return [error, self._out(event, payload)]
+
+    async def _follow_up(self, event: CasesDescribed) -> Sequence[Event]:
         p = event.payload
         case = p.case
         if p.description is None:

@@ -11,12 +11,14 @@ import asyncio
 from collections.abc import Sequence
 from typing import ClassVar
 
-from agents.runtime import Agent, handles
+from agents.runtime import Agent, error_event, handles
 from bus import ErrorDomain, Event, FollowupGenerated, FollowupValidated, derived_id
 from bus.events import FollowupValidatedPayload
 from tools.common.artifacts import ArtifactStore
+from tools.errors import BadInputError
 from tools.mt.generate import read_frames
-from tools.mt.models import Validity
+from tools.mt.models import Validity, ValidityCheck
+from tools.mt.report import CHECKS
 from tools.mt.validity import check_followup
 
 __all__ = ["ValidityAgent"]
@@ -49,11 +51,24 @@ class ValidityAgent(Agent):
             edited = read_frames(self.store, follow.case)
             return check_followup(source, edited, source=follow.source, description=follow.description, mr=follow.mr)
 
-        validity = await asyncio.to_thread(check)
-        return [
-            FollowupValidated(
-                **event.caused(event_id=derived_id(event.event_id, "validated")),
-                producer=self.name,
-                payload=FollowupValidatedPayload(followup=follow, validity=validity, **p.batch_fields()),
+        try:
+            validity = await asyncio.to_thread(check)
+        except BadInputError as exc:  # (frames gone or unreadable: the case ends as not valid, with the reason)
+            reason = f"could not be checked: {exc}"
+            validity = Validity(
+                checks=[ValidityCheck.model_validate({"name": n, "passed": False, "reason": reason}) for n in CHECKS]
             )
-        ]
+            error = error_event(
+                event, agent=self.name, domain=self.error_domain, exc=exc, item_id=follow.source.case_id
+            )
+            return [error, self._validated(event, validity)]
+        return [self._validated(event, validity)]
+
+    def _validated(self, event: FollowupGenerated, validity: Validity) -> FollowupValidated:
+        p = event.payload
+        assert p.followup is not None
+        return FollowupValidated(
+            **event.caused(event_id=derived_id(event.event_id, "validated")),
+            producer=self.name,
+            payload=FollowupValidatedPayload(followup=p.followup, validity=validity, **p.batch_fields()),
+        )

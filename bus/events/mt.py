@@ -88,7 +88,7 @@ class FollowupGeneratedPayload(_Batch):
 
     case: DrivingCase
     description: CaseDescription | None = None
-    status: Literal["generated", "no_applicable_mr", "unrenderable", "unreadable"]
+    status: Literal["generated", "no_applicable_mr", "unrenderable", "unreadable", "error"]
     followup: FollowUp | None = None
     reason: str = ""
     candidates: int = Field(default=0, description="MRs that passed the filters (automt).")
