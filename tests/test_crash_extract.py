@@ -122,11 +122,18 @@ def test_crossing_traffic_on_a_straight_road_is_an_intersection(extractor: Offli
 
 @pytest.mark.parametrize(
     ("text", "match"),
-    [("", "empty"), ("   \n ", "empty"), ("The annual report is due in March.", "no vehicles"), ("x" * 70_000, "KB")],
-    ids=["empty", "blank", "unrelated", "oversized"],
+    [
+        ("", "empty"),
+        ("   \n ", "empty"),
+        ("The annual report is due in March.", "no vehicles"),
+        ("x" * 70_000, "KB"),
+        (" ".join(f"V{i} struck the rear of V{i + 1}." for i in range(1, 13)), "names 13 vehicles"),
+    ],
+    ids=["empty", "blank", "unrelated", "oversized", "thirteen vehicles"],
 )
 def test_bad_reports_get_clear_errors(extractor: OfflineCrashExtractor, text: str, match: str) -> None:
-    """Empty, unrelated and oversized summaries raise a bad-input error that says why."""
+    """Empty, unrelated and oversized summaries, and one naming more vehicles than a scenario holds, raise a bad-input
+    error that says why (the last was a bare ValidationError, retried as if it could pass)."""
     with pytest.raises(NotACrashReportError, match=match):
         extract(extractor, text)
 

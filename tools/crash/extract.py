@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from tools.crash.files import MAX_SUMMARY_BYTES, CrashReport, NotACrashReportError
-from tools.crash.models import Actor, Env, RoadNetwork, Scenario, ScenarioError
+from tools.crash.models import MAX_ACTORS, Actor, Env, RoadNetwork, Scenario, ScenarioError
 from tools.crash.templates import ScenarioTemplate, packaged_templates
 
 __all__ = [
@@ -742,6 +742,11 @@ class OfflineCrashExtractor:
             raise NotACrashReportError(
                 case_id,
                 "no vehicles found (expected V1, V2 … as crash narratives number them); is this a crash summary?",
+            )
+        if len(ids) > MAX_ACTORS:
+            raise NotACrashReportError(
+                case_id,
+                f"it names {len(ids)} vehicles (V{ids[0]} to V{ids[-1]}); a scenario holds at most {MAX_ACTORS}",
             )
         vehicles = [f"V{i}" for i in ids]
         pre_impact = self._pre_impact_text(text)

@@ -87,6 +87,10 @@ def coarse_class(body_type: str) -> VehicleClass:
     return "Truck" if body_type in _TRUCKS else "Car"
 
 
+MAX_ACTORS = 12
+"""Most vehicles one scenario holds (CIREN narratives number far fewer)."""
+
+
 class ScenarioError(BadInputError):
     """A scenario that does not match the DSL; the message names the fields."""
 
@@ -167,7 +171,7 @@ class Scenario(_Model):
 
     case_id: str = Field(min_length=1, max_length=64)
     road_network: RoadNetwork
-    actors: list[Actor] = Field(min_length=1, max_length=12)
+    actors: list[Actor] = Field(min_length=1, max_length=MAX_ACTORS)
     env: Env = Field(default_factory=Env)
     collisions: list[tuple[str, str]] = Field(
         default_factory=list, description="Pairs of actor ids the report says collided, first impact first."
