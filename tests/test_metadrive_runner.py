@@ -141,6 +141,18 @@ def test_too_many_lanes_is_a_clear_bad_input_error() -> None:
     assert "12 lanes per direction" in str(info.value) and "wide" in str(info.value)
 
 
+def test_a_policy_named_twice_is_planned_once() -> None:
+    """`-p idm -p idm` runs IDM once per ego and variant: repeats shared their run ids, so the case waited for runs
+    the bus had dropped as duplicates and never got its verdict."""
+    from tools.crash.models import SimOptions
+
+    s = scenario(STRAIGHT_4, [{"id": "V1"}, {"id": "V2"}])
+    options = SimOptions(policies=["idm", "ppo", "idm"], variants=2)
+    assert options.policies == ["idm", "ppo"]
+    runs = plan_runs(s, options.settings())
+    assert len({r.run_id for r in runs}) == len(runs) == len(s.actors) * 2 * 2
+
+
 def test_plan_runs_counts_every_ego_policy_and_variant() -> None:
     """Three actors, two policies, K=5: thirty runs with distinct ids and seeds base_seed + k."""
     s = scenario(STRAIGHT_4, [{"id": "V1"}, {"id": "V2"}, {"id": "V3"}])

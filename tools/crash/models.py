@@ -18,7 +18,7 @@ import json
 from typing import Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tools.errors import BadInputError
 
@@ -282,6 +282,12 @@ EgoPolicy = Literal["idm", "ppo"]
 
 class _RunModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("policies", check_fields=False)
+    @classmethod
+    def _once_each(cls, policies: list[EgoPolicy]) -> list[EgoPolicy]:
+        """A policy named twice is run once (its runs would share ids, and the case would wait for the repeats)."""
+        return list(dict.fromkeys(policies))
 
 
 class SimSettings(_RunModel):
