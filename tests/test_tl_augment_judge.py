@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from runners.detectors import load_detector
-from tools.tl.augment import augment_dataset, load_augmentation, sample_images, transform_seed
+from tools.tl.augment import AugmentationManifest, augment_dataset, load_augmentation, sample_images, transform_seed
 from tools.tl.datasets import load_dataset
 from tools.tl.errors import DatasetFormatError, EmptyDatasetError, UnknownTransformError
 from tools.tl.formats import read_dataset
@@ -183,5 +183,35 @@ def test_image_sizes_must_match_labels(synth: TLDataset, tmp_path: Path) -> None
     small = tmp_path / "small.png"
     write_image(small, np.zeros((10, 10, 3), np.uint8))
     img = TLImage(image_id="small", path=str(small), width=320, height=180, boxes=[])
-    m = augment_dataset(synth.model_copy(update={"images": [img]}), out=tmp_path / "aug", transforms=["RN"])
-    assert not m.pairs and "labels say 320x180" in m.skipped[0].reason
+    m = augment_dataset(
+        synth.model_copy(update={"images": [img, synth.images[0]]}), out=tmp_path / "aug", transforms=["RN"]
+    )
+    assert [p.original_id for p in m.pairs] == [synth.images[0].image_id]
+    assert "labels say 320x180" in m.skipped[0].reason
+
+
+def test_a_set_with_nothing_augmented_is_an_error_not_a_clean_result(synth: TLDataset, tmp_path: Path) -> None:
+    """Every image unreadable, or parameters that do not fit: one clear error, never an empty manifest that a Judge
+    would score as mAP 1.000 with no violations; a manifest that is missing or not one is bad input too."""
+    from tools.tl.errors import EmptyDatasetError
+    from tools.tl.judging import judge_detectors
+    from tools.tl.transforms import TransformParamsError
+
+    junk = tmp_path / "junk.png"
+    junk.write_bytes(b"not an image")
+    img = TLImage(image_id="junk", path=str(junk), width=320, height=180, boxes=[])
+    with pytest.raises(EmptyDatasetError, match="none of its 1 sampled images could be augmented") as info:
+        augment_dataset(synth.model_copy(update={"images": [img]}), out=tmp_path / "aug", transforms=["RN"])
+    assert "junk" in str(info.value)
+    with pytest.raises(TransformParamsError, match="SC"):
+        augment_dataset(synth, out=tmp_path / "p", transforms=["SC"], params={"SC": {"factor": "abc"}})
+    empty = AugmentationManifest(source="x", format="drivemt", out_dir=str(tmp_path), transforms=["RN"], seed=0,
+                                 fraction=1.0, images_in=0, images_sampled=0)  # fmt: skip
+    with pytest.raises(EmptyDatasetError, match="nothing to test"):
+        judge_detectors(empty, [], out_dir=tmp_path / "j")
+    from tools.tl.errors import TLDataError
+
+    with pytest.raises(TLDataError, match="no augmentation manifest"):  # (bad input, not a retried FileNotFoundError)
+        load_augmentation(tmp_path / "nowhere" / "manifest.json")
+    with pytest.raises(TLDataError, match="not a readable augmentation manifest"):
+        load_augmentation(junk)

@@ -29,7 +29,7 @@ from tools.tl.errors import EmptyDatasetError, TLDataError
 from tools.tl.images import read_image, write_image
 from tools.tl.models import TRANSFORM_CODES, SkippedItem, TLDataset, TLImage
 from tools.tl.transform_base import BoxAffine, LightChange
-from tools.tl.transforms import TransformResult, apply_transform, transform_spec
+from tools.tl.transforms import TransformResult, apply_transform, check_params, transform_spec
 
 __all__ = [
     "AugmentationManifest",
@@ -171,12 +171,15 @@ def augment_dataset(
         progress: Called with (pairs done, pairs planned).
 
     Raises:
-        EmptyDatasetError: No images to augment.
+        EmptyDatasetError: No images to augment, or none could be augmented (the manifest is written first).
         UnknownTransformError: A code that is not one of the twelve.
+        TransformParamsError: Parameters that do not fit their transformation.
     """
     codes = transform_codes(transforms)
     if not dataset.images:
         raise EmptyDatasetError(dataset.name)
+    for code, values in (params or {}).items():  # (wrong parameters are one error, not a skip per image)
+        check_params(code, values)
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     sample = sample_images(dataset.images, fraction, seed)
@@ -256,6 +259,12 @@ def augment_dataset(
         manifest.export = str(write_dataset(manifest.augmented_dataset(), out / "dataset", export_format))
     manifest.seconds = time.perf_counter() - started
     (out / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
+    if not manifest.pairs:  # (a set with nothing augmented must not be tested as if it were a clean result)
+        reasons = "; ".join(s.reason for s in manifest.skipped[:3])
+        raise EmptyDatasetError(
+            dataset.name,
+            f"none of its {len(sample)} sampled images could be augmented ({reasons or 'no reason given'})",
+        )
     return manifest
 
 
@@ -290,6 +299,15 @@ def reroot_manifest(manifest: AugmentationManifest, *, out_ref: str, root: Path)
 
 
 def load_augmentation(path: Path) -> AugmentationManifest:
-    """Read a manifest written by :func:`augment_dataset` (its folder or the file)."""
+    """Read a manifest written by :func:`augment_dataset` (its folder or the file).
+
+    Raises:
+        TLDataError: If there is no manifest there, or it is not one.
+    """
     p = path / "manifest.json" if path.is_dir() else path
-    return AugmentationManifest.model_validate_json(p.read_text(encoding="utf-8"))
+    try:
+        return AugmentationManifest.model_validate_json(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise TLDataError(f"no augmentation manifest at {p}") from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise TLDataError(f"{p} is not a readable augmentation manifest: {str(exc).splitlines()[0][:300]}") from exc

@@ -20,6 +20,7 @@ import numpy as np
 
 from tools.tl.augment import AugmentationManifest, AugmentedPair, file_stem
 from tools.tl.detection import EVAL_CONF, Detector
+from tools.tl.errors import EmptyDatasetError
 from tools.tl.images import read_image, write_image
 from tools.tl.metrics import DEFAULT_VIOLATION_THRESHOLD, consistency, is_violation, map_5095
 from tools.tl.models import TLBox
@@ -119,6 +120,8 @@ def judge_detectors(
         evidence_limit: Most side-by-side pictures drawn per detector (lowest consistency first).
         progress: Called with (images done, images planned, detector name).
     """
+    if not manifest.pairs:
+        raise EmptyDatasetError(manifest.source, "its augmentation made no pairs: there is nothing to test")
     started = time.perf_counter()
     originals = list(dict.fromkeys(p.original_path for p in manifest.pairs))
     result = TLTestResult(

@@ -255,6 +255,16 @@ def params_model(code: str) -> type[TransformParams]:
     return transform_spec(code).params_model
 
 
+def check_params(code: str, params: BaseModel | Mapping[str, Any] | None) -> TransformParams:
+    """A code's parameters, checked by its params model.
+
+    Raises:
+        TransformParamsError: If they do not fit it.
+        UnknownTransformError: For a code that is not one of the twelve.
+    """
+    return _resolve_params(transform_spec(code), params)
+
+
 def describe_transforms() -> dict[str, str]:
     """One line per code, for ``--help`` texts."""
     return {c: f"{s.name}: {s.summary}" for c, s in _SPECS.items()}
