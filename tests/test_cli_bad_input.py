@@ -146,3 +146,33 @@ def test_eval_rules_takes_the_ids_rules_extract_gives_rules_without_one(tmp_path
     preds = jsonl(tmp_path / "p.jsonl", {"id": "refs-1", **MR})
     code, out = invoke("eval", "rules", str(refs), "--predictions", str(preds))
     assert code == 0 and "100.0%" in out, out
+
+
+def test_stop_never_signals_a_process_that_reused_a_stale_daemons_pid(tmp_path: Path) -> None:
+    """A state file left by a daemon that did not stop cleanly, whose pid another process now has: `stop` says the
+    file is stale and exits 1, and the other process lives on (it was killed with SIGTERM)."""
+    from datetime import UTC, datetime
+
+    from runners.clients.discovery import DaemonState, write_state
+
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        data = tmp_path / "data"
+        data.mkdir()
+        write_state(
+            data / "daemon.json",
+            DaemonState(
+                pid=other.pid,
+                nats_url="nats://127.0.0.1:1",
+                namespace="drivemt",
+                started_at=datetime(2020, 1, 1, tzinfo=UTC),
+                data_dir=str(data),
+                qdrant=str(data / "qdrant"),
+            ),
+        )
+        code, out = invoke("stop", "--data-dir", str(data), "--timeout", "2")
+        assert code == 1 and "stale" in out, out
+        assert other.poll() is None, "stop killed a process that is not the daemon"
+    finally:
+        other.kill()
+        other.wait()

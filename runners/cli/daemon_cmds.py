@@ -220,11 +220,16 @@ def stop(
 ) -> None:
     """Stop the daemon of a data dir (SIGTERM: it finishes or hands back in-flight work)."""
     cfg = make_config(data_dir=data_dir)
-    from runners.clients.discovery import pid_alive, read_state
+    from runners.clients.discovery import daemon_alive, pid_alive, read_state
 
     state = read_state(cfg.state_file)
-    if state is None or not pid_alive(state.pid):
+    if state is None:
         raise fail(f"no running daemon recorded in {cfg.data_dir}")
+    if not daemon_alive(state):  # (its pid may belong to another process by now: never signal that one)
+        raise fail(
+            f"no running daemon in {cfg.data_dir}: its state file names process {state.pid}, which is not the daemon "
+            "that wrote it (stale, left by a daemon that did not stop cleanly)"
+        )
     os.kill(state.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while pid_alive(state.pid) and time.monotonic() < deadline:
