@@ -163,11 +163,12 @@ class EmbeddedNatsServer:
         ports_dir.mkdir(parents=True, exist_ok=True)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         conf = self.store_dir.parent / "nats-server.conf"
-        conf.write_text(
+        conf.write_text(  # (UTF-8: a data dir may have any characters in its path)
             "# Written by drivemt for its embedded server; edits are overwritten at start.\n"
             f"max_payload: {self.max_payload}\n"
-            f"jetstream {{\n  store_dir: {json.dumps(str(self.store_dir))}\n}}\n"
-            + (f"{self.extra_config.rstrip()}\n" if self.extra_config.strip() else "")
+            f"jetstream {{\n  store_dir: {json.dumps(str(self.store_dir), ensure_ascii=False)}\n}}\n"
+            + (f"{self.extra_config.rstrip()}\n" if self.extra_config.strip() else ""),
+            encoding="utf-8",
         )
         args = [
             str(binary),
@@ -189,9 +190,11 @@ class EmbeddedNatsServer:
         ports_file = ports_dir / f"{binary.name}_{self._proc.pid}.ports"
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
+            if self._proc.poll() is not None:  # (a configuration error is on stderr: the log file is not open yet)
+                said = self._proc.stderr.read().decode("utf-8", "replace").strip() if self._proc.stderr else ""
                 raise EmbeddedServerError(
-                    f"nats-server exited with code {self._proc.returncode}", log_tail=self._tail()
+                    f"nats-server exited with code {self._proc.returncode}",
+                    log_tail="\n".join(part for part in (said[-2000:], self._tail()) if part),
                 )
             url = self._read_ports(ports_file)
             if url is not None:

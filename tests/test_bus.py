@@ -32,6 +32,22 @@ async def test_embedded_server_starts_on_a_free_port_and_stops(tmp_path: Path) -
     assert not adoptable(url, None)
 
 
+async def test_embedded_server_on_a_path_with_any_characters_and_a_clear_error_when_it_cannot_start(
+    tmp_path: Path,
+) -> None:
+    """A data dir with non-ASCII characters and spaces works (the store path was written as a JSON escape the server's
+    configuration parser refuses); a server that cannot start says why, from what it printed."""
+    from bus.errors import EmbeddedServerError
+
+    server = EmbeddedNatsServer(store_dir=tmp_path / "dätä dir ü" / "js")
+    await server.start()
+    await server.stop()
+    broken = EmbeddedNatsServer(store_dir=tmp_path / "b" / "js", extra_config="this is { not config")
+    with pytest.raises(EmbeddedServerError, match="exited with code") as info:
+        await broken.start()
+    assert "nats-server log" in str(info.value) and "error" in str(info.value).lower()
+
+
 async def test_connect_to_nothing_is_a_clear_error() -> None:
     """A wrong URL fails within the timeout with the URL in the message."""
     from bus.connection import BusSettings
