@@ -368,3 +368,30 @@ def test_a_stopped_daemon_does_not_wait_for_work_left_in_threads(tmp_path: Path)
     assert res.returncode == 0, res.stderr
     assert time.monotonic() - started < 30
     assert "exiting without waiting" in res.stdout + res.stderr
+
+
+def test_commands_on_a_data_dir_speak_its_daemons_namespace(tmp_path: Path, daemon_config: Path) -> None:
+    """A daemon started in namespace teamx: `status` on its data dir, with no namespace given, shows its agents
+    (it showed namespace drivemt, with no agents and no queues, and exit 0); a different namespace given is an error
+    that names both."""
+    data = tmp_path / "data"
+    env = {**os.environ, "DRIVEMT_NAMESPACE": "teamx"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "runners.cli", "daemon", "--data-dir", str(data), "--config", str(daemon_config)],
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "daemon.log").open("ab"),
+        env=env,
+    )
+    with reaped(proc):
+        info = wait_ready(data, proc)  # (status with no namespace given: it would time out on the wrong one)
+        assert info["namespace"] == "teamx"
+        other = subprocess.run(
+            [sys.executable, "-m", "runners.cli", "status", "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "DRIVEMT_NAMESPACE": "other"},
+        )
+        assert other.returncode == 1 and "'teamx', not 'other'" in other.stdout + other.stderr
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)

@@ -101,6 +101,7 @@ class Daemon:
         cfg = self.config
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         self.nats_url = await self._bus_url()
+        cfg = self.config  # (a worker takes the namespace of the daemon it joins)
         self.bus = Bus(
             url=self.nats_url,
             subjects=self.subjects,
@@ -254,6 +255,13 @@ class Daemon:
         state = read_state(cfg.state_file)
         if self.worker:
             if state is not None and daemon_alive(state):
+                if state.namespace != cfg.namespace:  # (it joins the daemon's work, in the daemon's namespace)
+                    if "namespace" in cfg.model_fields_set:
+                        raise BusError(
+                            f"the daemon on {cfg.data_dir} uses namespace {state.namespace!r}, not {cfg.namespace!r}"
+                        )
+                    self.config = cfg.model_copy(update={"namespace": state.namespace})
+                    self.subjects = Subjects(state.namespace)
                 return state.nats_url
             raise BusError(f"a worker joins a running bus: pass --nats-url, or start a daemon on {cfg.data_dir} first")
         if state is not None and daemon_alive(state):
