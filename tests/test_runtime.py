@@ -21,8 +21,9 @@ from bus import (
     ProgressReported,
     RulesSubmitted,
     derived_id,
+    encode_event,
 )
-from bus.events import ProgressPayload, RulesSubmittedPayload
+from bus.events import DeadLetterPayload, ProgressPayload, RulesSubmittedPayload
 from tests.helpers import Recorder
 from tools.errors import BadInputError
 from tools.rules.models import TrafficRule
@@ -456,3 +457,31 @@ def test_max_deliver_is_one_or_more() -> None:
     """0 or -1 (NATS's "no limit") would set every event aside at once: the runner keeps the count itself."""
     with pytest.raises(ValueError, match="max_deliver"):
         ConsumerSettings(max_deliver=0)
+
+
+async def test_dead_letters_past_the_first_thousand_can_be_listed_and_retried(bus: Bus) -> None:
+    """1,050 dead letters: the newest are listed, one past the first thousand is retried by its sequence, and
+    retrying all reaches every one (retry scanned only the oldest 1,000)."""
+    from runners.clients.ops import count_deadletters, list_deadletters, retry_deadletters
+
+    letters = [
+        DeadLettered(
+            producer="m-agent",
+            payload=DeadLetterPayload(
+                consumer="echo",
+                original_subject=bus.subjects.rules_submitted,
+                deliveries=1,
+                reason=f"bad {i}",
+                data=encode_event(submission(f"x{i}", rule_id=f"r{i}")).decode(),
+            ),
+        )
+        for i in range(1050)
+    ]
+    await bus.publish_many(letters)
+    assert await count_deadletters(bus) == 1050
+    newest = await list_deadletters(bus, limit=10, newest=True)
+    assert [e.payload.reason for _, e in newest] == [f"bad {i}" for i in range(1040, 1050)]
+    seq_1040 = newest[0][0]
+    assert await retry_deadletters(bus, [seq_1040, 999_999]) == [seq_1040]
+    assert len(await retry_deadletters(bus, None)) == 1049
+    assert await count_deadletters(bus) == 0

@@ -282,7 +282,7 @@ class DrivemtApp(App[None]):
 
         try:
             status = await collect_status(self.bus)
-            deadletters = await list_deadletters(self.bus, limit=200)
+            deadletters = await list_deadletters(self.bus, limit=200, newest=True)  # (new ones must show)
         except Exception:  # the bus is down: the connection line says so
             return
         if not self.is_running or not self.screen.query("#queues"):  # closing, or another screen on top

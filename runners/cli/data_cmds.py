@@ -32,7 +32,8 @@ async def _with_bus(cfg: DrivemtConfig, fn: Any) -> Any:
 
 @dl_app.command("list")
 def dead_letters_list(
-    limit: Annotated[int, typer.Option(help="Most shown.")] = 100,
+    limit: Annotated[int, typer.Option(help="Most shown.", min=1)] = 100,
+    newest: Annotated[bool, typer.Option("--newest", help="Show the newest rather than the oldest.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
@@ -40,14 +41,20 @@ def dead_letters_list(
 ) -> None:
     """List dead letters: which consumer gave up, on what, and why."""
     cfg = make_config(config=config, data_dir=data_dir, nats_url=nats_url)
-    from runners.clients.ops import list_deadletters
+    from runners.clients.ops import count_deadletters, list_deadletters
 
-    items = run_async(lambda: _with_bus(cfg, lambda bus: list_deadletters(bus, limit=limit)))
+    async def both(bus: Any) -> tuple[list[Any], int]:
+        return await list_deadletters(bus, limit=limit, newest=newest), await count_deadletters(bus)
+
+    items, total = run_async(lambda: _with_bus(cfg, both))
     if json_out:
         for seq, ev in items:
             print(json.dumps({"seq": seq, **ev.model_dump(mode="json")}, ensure_ascii=False))
         return
-    table = Table(title=f"{len(items)} dead letter(s)", title_justify="left")
+    shown = f"{len(items)} of {total}" if len(items) < total else str(total)
+    which = "newest" if newest else "oldest"
+    title = f"{shown} dead letter(s)" + (f" (the {which}; --limit shows more)" if len(items) < total else "")
+    table = Table(title=title, title_justify="left")
     for col in ("seq", "time", "consumer", "subject", "deliveries", "reason", "data"):
         table.add_column(col, overflow="fold")
     for seq, ev in items:
@@ -80,6 +87,12 @@ def dead_letters_retry(
 
     done = run_async(lambda: _with_bus(cfg, lambda bus: retry_deadletters(bus, None if all_ else list(seqs or []))))
     console.print(f"retried {len(done)} dead letter(s)" + (f": {', '.join(map(str, done))}" if done else ""))
+    missing = sorted(set(seqs or []) - set(done)) if not all_ else []
+    if missing:
+        raise fail(
+            f"not retried: {', '.join(map(str, missing))} (no such dead letter, or one kept only in part: see "
+            "`drivemt dead-letters list`)"
+        )
 
 
 @events_app.command("schema")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -90,20 +91,42 @@ async def collect_status(bus: Bus) -> dict[str, Any]:
     }
 
 
-async def list_deadletters(bus: Bus, *, limit: int = 1000) -> list[tuple[int, DeadLettered]]:
-    """Dead letters as ``(stream sequence, event)``, oldest first."""
+async def count_deadletters(bus: Bus) -> int:
+    """How many dead letters the stream holds."""
+    try:
+        return int((await bus.js.stream_info(bus.subjects.streams.deadletter)).state.messages)
+    except NotFoundError:
+        return 0
+
+
+async def list_deadletters(
+    bus: Bus, *, limit: int | None = 1000, newest: bool = False, seqs: Iterable[int] | None = None
+) -> list[tuple[int, DeadLettered]]:
+    """Dead letters as ``(stream sequence, event)``, oldest first.
+
+    Args:
+        bus: Connected bus.
+        limit: Most returned (``None``: all).
+        newest: The newest ``limit`` rather than the oldest.
+        seqs: Only these sequences (each fetched directly, however many letters there are).
+    """
     name = bus.subjects.streams.deadletter
     try:
         si = await bus.js.stream_info(name)
     except NotFoundError:
         return []
-    out: list[tuple[int, DeadLettered]] = []
-    first, last = si.state.first_seq, si.state.last_seq
     if si.state.messages == 0:
         return []
-    for seq in range(first, last + 1):
-        if len(out) >= limit:
+    first, last = si.state.first_seq, si.state.last_seq
+    order: Iterable[int] = (
+        sorted(set(seqs)) if seqs is not None else (range(last, first - 1, -1) if newest else range(first, last + 1))
+    )
+    out: list[tuple[int, DeadLettered]] = []
+    for seq in order:
+        if limit is not None and len(out) >= limit:
             break
+        if not first <= seq <= last:
+            continue
         try:
             raw = await bus.js.get_msg(name, seq)
         except NotFoundError:
@@ -112,7 +135,7 @@ async def list_deadletters(bus: Bus, *, limit: int = 1000) -> list[tuple[int, De
             event = decode_event(raw.data or b"", subject=raw.subject or "")
             if isinstance(event, DeadLettered):
                 out.append((seq, event))
-    return out
+    return sorted(out, key=lambda item: item[0])
 
 
 async def retry_deadletters(bus: Bus, seqs: list[int] | None = None) -> list[int]:
@@ -122,13 +145,11 @@ async def retry_deadletters(bus: Bus, seqs: list[int] | None = None) -> list[int
 
     Args:
         bus: Connected bus.
-        seqs: Stream sequences to retry (all when ``None``).
+        seqs: Stream sequences to retry (all when ``None``); one that is not a dead letter is left out of the result.
     """
     name = bus.subjects.streams.deadletter
     retried = []
-    for seq, event in await list_deadletters(bus):
-        if seqs is not None and seq not in seqs:
-            continue
+    for seq, event in await list_deadletters(bus, limit=None, seqs=seqs):
         p = event.payload
         if p.truncated:  # only its start was kept: sending that back would be another poison
             continue
