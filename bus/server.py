@@ -188,6 +188,22 @@ class EmbeddedNatsServer:
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
         )
         ports_file = ports_dir / f"{binary.name}_{self._proc.pid}.ports"
+        try:
+            return await self._wait_started(ports_file)
+        except BaseException:  # (a start cancelled or failed part-way leaves no server behind, in its own session)
+            self._kill_now()
+            raise
+
+    def _kill_now(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc is not None and proc.stderr is not None:
+            proc.stderr.close()
+
+    async def _wait_started(self, ports_file: Path) -> str:
+        assert self._proc is not None
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:  # (a configuration error is on stderr: the log file is not open yet)
@@ -204,7 +220,6 @@ class EmbeddedNatsServer:
                     log.info("nats-server started", url=url, pid=self._proc.pid, store_dir=str(self.store_dir))
                     return url
             await asyncio.sleep(0.02)
-        await self.stop()
         raise EmbeddedServerError(
             f"nats-server did not accept connections within {self.start_timeout} s", log_tail=self._tail()
         )

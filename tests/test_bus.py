@@ -48,6 +48,22 @@ async def test_embedded_server_on_a_path_with_any_characters_and_a_clear_error_w
     assert "nats-server log" in str(info.value) and "error" in str(info.value).lower()
 
 
+async def test_a_start_cancelled_part_way_leaves_no_server_running(tmp_path: Path) -> None:
+    """A daemon stopped while its watchdog starts the server again cancels that start: the child, in a session of its
+    own, must not outlive it (it would hold the JetStream store that the next daemon opens too)."""
+    from runners.clients.discovery import pid_alive
+
+    server = EmbeddedNatsServer(store_dir=tmp_path / "js")
+    task = asyncio.create_task(server.start())
+    await asyncio.sleep(0)  # (the child is launched before the start's first wait)
+    pid = server.pid
+    assert pid is not None and pid_alive(pid)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not pid_alive(pid) and server.pid is None
+
+
 async def test_connect_to_nothing_is_a_clear_error() -> None:
     """A wrong URL fails within the timeout with the URL in the message."""
     from bus.connection import BusSettings

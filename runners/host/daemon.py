@@ -213,8 +213,8 @@ class Daemon:
             log_file=self.config.data_dir / "nats-server.log",
             port=host_port(self.nats_url)[1],
         )
+        self.server, self._adopted_pid = server, None  # (before the start: a stop meanwhile must see it)
         url = await server.start()
-        self.server, self._adopted_pid = server, None
         self.server_restarts += 1
         if url != self.nats_url:  # (the same port was asked for; a different answer would strand the connections)
             raise EmbeddedServerError(f"the nats-server came back on {url}, not on {self.nats_url}")
