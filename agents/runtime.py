@@ -522,7 +522,9 @@ class AgentRunner:
                 size=len(events),
                 error=f"{type(exc).__name__}: {exc}",
             )
-            return [(await self._outcomes([ev]))[0] for ev in events]
+            # (side by side: a batch that passed the deadline then takes at most one more, not one more per event)
+            alone = await asyncio.gather(*(self._outcomes([ev]) for ev in events))
+            return [outcome[0] for outcome in alone]
         if len(outcomes) != len(events):
             error = RuntimeError(
                 f"{self.agent.name}.handle_batch returned {len(outcomes)} outcomes for {len(events)} events"

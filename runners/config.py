@@ -74,27 +74,55 @@ class AgentSettings(BaseModel):
         gt=0,
         description=(
             "Seconds one handler call may run before it is abandoned and its event set aside as a dead letter with "
-            "the reason (null: no limit). Raise it for work that can take longer, such as very long simulations."
+            "the reason (null: no limit). The agents whose one call can legitimately take hours (a whole dataset's "
+            "augmentation or judging, diffusion on a CPU, long simulations, which have their own time limit per run) "
+            "have none by default."
         ),
     )
+
+
+_AGENT_DEFAULTS: dict[str, dict[str, Any]] = {
+    "m_agent": {},
+    "validator": {"concurrency": 1},
+    "crash_extractor": {"concurrency": 1},
+    "sim_planner": {"concurrency": 1},
+    "sim_runner": {"concurrency": 1, "handler_timeout_s": None},
+    "judge": {"concurrency": 2, "handler_timeout_s": None},
+    "tl_augmenter": {"concurrency": 1, "handler_timeout_s": None},
+    "t_agent": {"concurrency": 2},
+    "f_agent": {"concurrency": 2, "handler_timeout_s": None},
+    "validity_checker": {"concurrency": 2},
+}
+"""Each agent type's own defaults, under whatever a configuration sets for it (``{copies: 3}`` keeps the rest)."""
+
+
+def _agent(key: str, description: str | None = None) -> Any:
+    return Field(default_factory=lambda: AgentSettings(**_AGENT_DEFAULTS[key]), description=description)
 
 
 class AgentsSettings(BaseModel):
     """Settings per agent type."""
 
-    m_agent: AgentSettings = Field(default_factory=AgentSettings)
-    validator: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
-    crash_extractor: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
-    sim_planner: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
-    sim_runner: AgentSettings = Field(
-        default_factory=lambda: AgentSettings(concurrency=1),
-        description="copies = simulator processes on this machine (each one warm MetaDrive engine).",
+    m_agent: AgentSettings = _agent("m_agent")
+    validator: AgentSettings = _agent("validator")
+    crash_extractor: AgentSettings = _agent("crash_extractor")
+    sim_planner: AgentSettings = _agent("sim_planner")
+    sim_runner: AgentSettings = _agent(
+        "sim_runner", "copies = simulator processes on this machine (each one warm MetaDrive engine)."
     )
-    judge: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
-    tl_augmenter: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=1))
-    t_agent: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
-    f_agent: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
-    validity_checker: AgentSettings = Field(default_factory=lambda: AgentSettings(concurrency=2))
+    judge: AgentSettings = _agent("judge")
+    tl_augmenter: AgentSettings = _agent("tl_augmenter")
+    t_agent: AgentSettings = _agent("t_agent")
+    f_agent: AgentSettings = _agent("f_agent")
+    validity_checker: AgentSettings = _agent("validity_checker")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _over_own_defaults(cls, data: Any) -> Any:
+        """An agent's settings given in part keep that agent's own defaults for the rest (not the generic ones)."""
+        if not isinstance(data, dict):
+            return data
+        return {k: {**_AGENT_DEFAULTS.get(k, {}), **v} if isinstance(v, dict) else v for k, v in data.items()}
 
 
 class ValidationSettings(BaseModel):

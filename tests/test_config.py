@@ -93,3 +93,18 @@ def test_config_show_json_prints_the_effective_values(yaml_file: Path, monkeypat
     assert shown["values"]["log_level"] == "debug" and shown["values"]["embedder"]["batch_size"] == 16
     assert shown["sources"]["log_level"] == "environment (DRIVEMT_LOG_LEVEL)"
     assert shown["secrets"]["OPENAI_API_KEY"] == "set"
+
+
+def test_an_agent_configured_in_part_keeps_its_own_defaults(tmp_path: Path) -> None:
+    """`agents: {sim_runner: {copies: 2}}` keeps the simulator's one handler call at a time and its lack of a handler
+    deadline (the generic defaults replaced them: two calls in flight, and an hour's limit)."""
+    cfg_file = tmp_path / "drivemt.yaml"
+    cfg_file.write_text("agents:\n  sim_runner:\n    copies: 2\n  judge:\n    concurrency: 4\n")
+    agents = load_config(cfg_file).agents
+    assert (agents.sim_runner.copies, agents.sim_runner.concurrency, agents.sim_runner.handler_timeout_s) == (
+        2,
+        1,
+        None,
+    )
+    assert (agents.judge.concurrency, agents.judge.handler_timeout_s) == (4, None)
+    assert agents.m_agent.handler_timeout_s == 3600.0 and agents.validator.concurrency == 1

@@ -369,6 +369,22 @@ async def test_a_hung_event_in_a_batch_holds_back_no_batch_mate(bus: Bus) -> Non
         agent.release.set()
 
 
+async def test_a_batch_whose_every_event_hangs_is_set_aside_within_two_deadlines(bus: Bus) -> None:
+    """A dependency that hangs for every event: the batch passes its deadline, its events are then tried side by side,
+    and all eight are dead-lettered after about two deadlines (one after another, it took nine)."""
+    rec = await Recorder().watch(bus, bus.subjects.all_deadletters)
+    for i in range(8):
+        await bus.publish(submission("hang", rule_id=f"r{i}"))
+    agent = BatchAgent()
+    started = asyncio.get_running_loop().time()
+    await start(agent, bus, handler_timeout_s=0.5)
+    try:
+        await rec.wait_for(lambda evs: len(evs) == 8, timeout=20)
+        assert asyncio.get_running_loop().time() - started < 3.0  # (two deadlines plus start-up; nine were 4.5 s)
+    finally:
+        agent.release.set()
+
+
 async def test_a_runner_whose_work_queue_was_deleted_binds_to_it_again(bus: Bus) -> None:
     """An operator (or a server that lost its store) deletes the agent's durable consumer: fetches fail, and after a
     few the runner creates the consumer again and goes on with the work."""
