@@ -155,9 +155,14 @@ def test_bad_models_each_get_a_clear_error_naming_the_model(tmp_path: Path) -> N
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return torch.zeros(2, 2)
 
+    class _Fixed3(nn.Module):  # the same, of a size one batch at load fits
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.zeros(3, 2)
+
     torch.jit.script(_Linear()).save(str(tmp_path / "good.pt"))
     torch.jit.script(_NaN()).save(str(tmp_path / "nan.pt"))
     torch.jit.script(_Fixed()).save(str(tmp_path / "fixed.pt"))
+    torch.jit.script(_Fixed3()).save(str(tmp_path / "fixed3.pt"))
     (tmp_path / "broken.pt").write_bytes(b"not a model at all")
     specs = [
         _write_spec(tmp_path, {**_foreign_spec("good.pt"), "name": "good"}),
@@ -167,6 +172,7 @@ def test_bad_models_each_get_a_clear_error_naming_the_model(tmp_path: Path) -> N
         _write_spec(tmp_path, {**_foreign_spec("good.pt", resize="exact"), "name": "exact"}),
         _write_spec(tmp_path, {**_foreign_spec("nan.pt"), "name": "nan"}),
         _write_spec(tmp_path, {**_foreign_spec("fixed.pt"), "name": "fixed"}),
+        _write_spec(tmp_path, {**_foreign_spec("fixed3.pt"), "name": "fixed3"}),
     ]
     (tmp_path / "invalid.json").write_text(json.dumps({"name": "invalid", "input": {"width": 0}}))
     models, errors = load_models([*specs, tmp_path / "invalid.json"])
@@ -175,7 +181,8 @@ def test_bad_models_each_get_a_clear_error_naming_the_model(tmp_path: Path) -> N
     assert "does not load" in reasons["broken"]
     assert "does not fit" in reasons["misfit"]
     assert "not valid" in reasons["invalid"]
-    assert "returned 4 values for 3 inputs" in reasons["fixed"] and "one row per input" in reasons["fixed"]
+    assert "returned shape [2, 2] for 3 inputs" in reasons["fixed"] and "one row per input" in reasons["fixed"]
+    assert "returned shape [3, 2] for 2 inputs" in reasons["fixed3"]
     loaded = {m.name: m for m in models}
     assert set(loaded) == {"good", "exact", "nan"}
     frames = [np.zeros((80, 160, 3), np.uint8)] * 10

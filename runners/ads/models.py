@@ -55,19 +55,20 @@ class DrivingModel:
         self.frames = spec.input.frames
         self._runners = [self._load(f, folder) for f in spec.files]
         self._lock = threading.Lock()
-        if check:
-            dummy = np.zeros((3, *self._shape()), np.float32)  # (3: an output of fixed size is seen here)
-            for f, run in zip(spec.files, self._runners, strict=True):
-                try:
-                    outs = run(dummy)
-                except Exception as exc:
-                    raise DrivingModelError(
-                        self.name,
-                        f"the adapter spec does not fit {f.file}: an input of shape {list(dummy.shape)} "
-                        f"({spec.input.layout}) fails: {_short(exc)}",
-                    ) from exc
-                for o in f.outputs:
-                    self._column(outs, o, f.file, rows=len(dummy))
+        if check:  # (two batch sizes: an output of a fixed size cannot fit both)
+            for rows in (2, 3):
+                dummy = np.zeros((rows, *self._shape()), np.float32)
+                for f, run in zip(spec.files, self._runners, strict=True):
+                    try:
+                        outs = run(dummy)
+                    except Exception as exc:
+                        raise DrivingModelError(
+                            self.name,
+                            f"the adapter spec does not fit {f.file}: an input of shape {list(dummy.shape)} "
+                            f"({spec.input.layout}) fails: {_short(exc)}",
+                        ) from exc
+                    for o in f.outputs:
+                        self._column(outs, o, f.file, rows=rows)
 
     def _shape(self) -> tuple[int, ...]:
         i = self.spec.input
@@ -117,11 +118,11 @@ class DrivingModel:
                 self.name, f"the spec reads output {o.output} of {file} for {o.name}, which has {len(outs)}"
             )
         values = np.asarray(outs[o.output], np.float64)
-        if values.size == 0 or values.size % rows:
+        if values.ndim == 0 or values.shape[0] != rows:
             raise DrivingModelError(
                 self.name,
-                f"{file} returned {values.size} values for {rows} inputs: its output {o.output} ({o.name}) needs one "
-                "row per input",
+                f"{file} returned shape {list(values.shape)} for {rows} inputs: its output {o.output} ({o.name}) "
+                "needs one row per input",
             )
         arr = values.reshape(rows, -1)
         if o.index >= arr.shape[1]:

@@ -260,7 +260,7 @@ def augment_dataset(
     manifest.seconds = time.perf_counter() - started
     (out / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
     if not manifest.pairs:  # (a set with nothing augmented must not be tested as if it were a clean result)
-        reasons = "; ".join(s.reason for s in manifest.skipped[:3])
+        reasons = "; ".join(s.reason for s in manifest.skipped[len(dataset.skipped) :][:3])  # (this run's own)
         raise EmptyDatasetError(
             dataset.name,
             f"none of its {len(sample)} sampled images could be augmented ({reasons or 'no reason given'})",
