@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -106,6 +107,27 @@ async def test_second_daemon_on_same_data_dir_is_refused(config: DrivemtConfig, 
         with pytest.raises(DaemonRunningError, match="already runs"):
             async with Daemon(local, embedder=embedder):
                 pass
+
+
+async def test_two_daemons_started_at_the_same_moment_on_one_data_dir_make_one(
+    config: DrivemtConfig, embedder: MiniLMEmbedder
+) -> None:
+    """Two daemons starting together on one data dir, before either has recorded itself: one runs, the other is
+    refused at once (both ran, on one JetStream store, and the survivor was recorded nowhere)."""
+    from runners.host.errors import DaemonRunningError
+
+    local = config.model_copy(update={"nats_url": None})
+    first, second = Daemon(local, embedder=embedder), Daemon(local, embedder=embedder)
+    try:
+        results = await asyncio.gather(first.start(), second.start(), return_exceptions=True)
+        refused = [r for r in results if isinstance(r, BaseException)]
+        assert len(refused) == 1 and isinstance(refused[0], DaemonRunningError), results
+        assert "still starting" in str(refused[0])
+        running = first if results[0] is None else second
+        assert running.server is not None and (second if running is first else first).server is None
+    finally:
+        await first.stop()
+        await second.stop()
 
 
 async def test_status_lists_every_agents_queue(daemon: Daemon) -> None:

@@ -88,6 +88,7 @@ class Daemon:
         self._fatal: BaseException | None = None
         self.server_restarts = 0
         """How often this daemon started its bus server again after it died."""
+        self._lock_fd: int | None = None
 
     # -- start --------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -100,6 +101,8 @@ class Daemon:
         self._start_called = True
         cfg = self.config
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        if self._write_state:
+            self._take_data_dir()
         self.nats_url = await self._bus_url()
         cfg = self.config  # (a worker takes the namespace of the daemon it joins)
         self.bus = Bus(
@@ -152,6 +155,36 @@ class Daemon:
             agents=[r.agent.name for r in self.runners],
             data_dir=str(cfg.data_dir),
         )
+
+    def _take_data_dir(self) -> None:
+        """Hold the data dir's lock for this daemon's life (the system drops it when the process ends, however it
+        ends): two daemons started at the same moment would otherwise both find no state file, start two servers on
+        one JetStream store, and the one left running would be recorded nowhere."""
+        import fcntl
+
+        path = self.config.data_dir / "daemon.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            state = read_state(self.config.state_file)
+            if state is not None and daemon_alive(state):
+                raise DaemonRunningError(str(self.config.data_dir), state.pid, redact_url(state.nats_url)) from None
+            try:
+                holder = int(path.read_text().strip() or 0)
+            except (OSError, ValueError):
+                holder = 0
+            raise DaemonRunningError(str(self.config.data_dir), holder, "(still starting)") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
+    def _release_data_dir(self) -> None:
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)  # (closing the descriptor drops the lock)
+            self._lock_fd = None
 
     def _record_state(self) -> None:
         cfg = self.config
@@ -364,6 +397,7 @@ class Daemon:
         if self._state_written:
             remove_state(self.config.state_file, pid=os.getpid())
             self._state_written = False
+        self._release_data_dir()
         log.info("daemon stopped")
 
     async def __aenter__(self) -> Daemon:
