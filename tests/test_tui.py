@@ -139,3 +139,35 @@ async def test_tui_catches_up_searches_memory_and_retries_dead_letters(
         dead.move_cursor(row=0)
         await pilot.press("ctrl+t")
         await until(pilot, lambda: str(first) not in dead.rows, timeout=30)
+
+
+async def test_tui_without_its_bus_leaves_with_the_reason_and_a_bus_gone_later_costs_only_the_submission(
+    tmp_path: object,
+) -> None:
+    """No bus at start: the console exits with code 1 and the reason (it crashed with a traceback, exit code 0). Its
+    bus gone later: a typed rule is refused with a notice, the text stays to send again, and the console runs on (it
+    crashed on the publish)."""
+    from pathlib import Path
+
+    from bus import EmbeddedNatsServer
+    from bus.connection import BusSettings
+
+    nowhere = DrivemtApp(Bus(url="nats://127.0.0.1:1", settings=BusSettings(connect_timeout_s=0.5)))
+    async with nowhere.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: nowhere.return_code is not None, timeout=15)
+    assert nowhere.return_code == 1
+
+    server = EmbeddedNatsServer(store_dir=Path(str(tmp_path)) / "js")
+    url = await server.start()
+    app = DrivemtApp(Bus(url=url))
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await pilot.pause(0.5)
+            await server.stop()
+            await pilot.click("#rule")
+            app.query_one("#rule", Input).value = "In dense fog the speed must be reduced."
+            await pilot.press("enter")
+            await until(pilot, lambda: any(n.title == "Not submitted" for n in app._notifications), timeout=30)
+            assert app.is_running and app.query_one("#rule", Input).value.startswith("In dense fog")
+    finally:
+        await server.stop()

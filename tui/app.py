@@ -180,7 +180,11 @@ class DrivemtApp(App[None]):
 
     async def on_mount(self) -> None:
         if self.bus.connected_url is None:
-            await self.bus.connect()
+            try:
+                await self.bus.connect()
+            except Exception as exc:  # (no console without its bus: leave with the reason and exit code 1)
+                self.exit(return_code=1, message=f"error: {exc}")
+                return
             self._owns_bus = True
         self._sub = await self.bus.nc.subscribe(self.bus.subjects.everything, cb=self._on_msg)
         self._update_connection()
@@ -340,7 +344,12 @@ class DrivemtApp(App[None]):
         except (DrivemtError, ValueError) as exc:
             self.notify(str(exc), title="Not submitted", severity="error")
             return
-        await self.bus.publish_many(events)
+        try:
+            await self.bus.publish_many(events)
+        except Exception as exc:  # the bus is down or refused it: say so and keep the text to send again
+            self.notify(f"{type(exc).__name__}: {exc}"[:300] or "the bus did not answer", title="Not submitted",
+                        severity="error")  # fmt: skip
+            return
         message.input.clear()
 
     def _command(self, text: str) -> list[Event]:

@@ -81,4 +81,7 @@ def tui(
 
     # /cases puts frames where the daemon of this data dir reads them; evidence refs point into the same folder.
     store = LocalArtifactStore(cfg.runs_dir)
-    DrivemtApp(bus, show_heartbeats=heartbeats, case_store=store, artifacts_root=cfg.runs_dir).run()
+    app = DrivemtApp(bus, show_heartbeats=heartbeats, case_store=store, artifacts_root=cfg.runs_dir)
+    app.run()
+    if app.return_code:  # (it said why as it left)
+        raise typer.Exit(app.return_code)
