@@ -501,3 +501,36 @@ async def test_dead_letters_past_the_first_thousand_can_be_listed_and_retried(bu
     assert await retry_deadletters(bus, [seq_1040, 999_999]) == [seq_1040]
     assert len(await retry_deadletters(bus, None)) == 1049
     assert await count_deadletters(bus) == 0
+
+
+async def test_status_shows_an_agent_that_stopped_as_stopped_not_stopping(bus: Bus) -> None:
+    """The last heartbeat of an agent that stopped says 'stopping'; three intervals later `status` says 'stopped' (it
+    said 'stopping', never stale, for the hour heartbeats are kept)."""
+    from datetime import UTC, datetime, timedelta
+
+    from bus.events import HeartbeatPayload
+    from runners.clients.ops import collect_status
+
+    then = datetime.now(UTC) - timedelta(seconds=30)
+    for status, instance in (("stopping", "gone"), ("ready", "dead")):
+        await bus.publish(
+            AgentHeartbeat(
+                producer="echo",
+                time=then,
+                payload=HeartbeatPayload(
+                    agent="echo",
+                    instance=instance,
+                    host="h",
+                    pid=1,
+                    started_at=then,
+                    status=status,
+                    interval_s=1.0,
+                    consumes=[],
+                    produces=[],
+                    tools=[],
+                ),
+            )
+        )
+    agents = {a["instance"]: a for a in (await collect_status(bus))["agents"]}
+    assert (agents["gone"]["status"], agents["gone"]["stale"]) == ("stopped", False)
+    assert (agents["dead"]["status"], agents["dead"]["stale"]) == ("ready", True)

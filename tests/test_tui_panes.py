@@ -224,3 +224,42 @@ async def test_after_a_reconnect_the_console_reads_what_it_missed_from_the_strea
         app._update_connection()  # a second catch-up brings nothing twice
         await pilot.pause(0.5)
         assert app.state.counts.get("rules.submitted") == 1
+
+
+def _heartbeat(status: str, at: datetime, interval_s: float = 1.0) -> object:
+    from bus import AgentHeartbeat
+    from bus.events import HeartbeatPayload
+
+    return AgentHeartbeat(
+        producer="m-agent",
+        time=at,
+        payload=HeartbeatPayload(
+            agent="m-agent",
+            instance="h-1",
+            host="h",
+            pid=1,
+            started_at=at,
+            status=status,
+            interval_s=interval_s,
+            consumes=["rules.submitted"],
+            produces=["mrs.candidates"],
+            tools=[],
+        ),
+    )
+
+
+def test_an_agent_whose_heartbeats_stop_is_shown_silent_or_stopped() -> None:
+    """Three missed heartbeats make a ready agent 'silent' (its process died; it stayed 'ready'), and one whose last
+    heartbeat said 'stopping' 'stopped'; the sweep marks them for drawing though no event came."""
+    t0 = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
+    state = ConsoleState()
+    state.ingest(_heartbeat("ready", t0))  # type: ignore[arg-type]
+    (row,) = state.agents.values()
+    row.shown = row.shown_status(t0)
+    state.changed_agents.clear()
+    assert not state.sweep_silent(t0 + timedelta(seconds=2)) and row.shown_status(t0 + timedelta(seconds=2)) == "ready"
+    assert state.sweep_silent(t0 + timedelta(seconds=4)) and state.changed_agents == {row.key}
+    assert row.shown_status(t0 + timedelta(seconds=4)) == "silent"
+    state.ingest(_heartbeat("stopping", t0 + timedelta(seconds=5)))  # type: ignore[arg-type]
+    assert row.shown_status(t0 + timedelta(seconds=6)) == "stopping"
+    assert row.shown_status(t0 + timedelta(seconds=9)) == "stopped"

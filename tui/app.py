@@ -266,6 +266,8 @@ class DrivemtApp(App[None]):
             return
 
     def _draw(self) -> None:
+        if self.state.sweep_silent(self.clock()):  # (an agent whose heartbeats stopped changes without events)
+            self._dirty.add("agents")
         pending, self._pending = self._pending, []
         self._conversation.draw(pending)
         dirty, self._dirty = self._dirty, set()

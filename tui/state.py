@@ -101,6 +101,16 @@ class AgentRow:
     host: str = ""
     pid: int = 0
     history: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=120))
+    interval_s: float = 5.0
+    shown: str = ""
+    """The status as last drawn (see :meth:`shown_status`)."""
+
+    def shown_status(self, now: datetime) -> str:
+        """Its status, or ``silent`` when three heartbeats are missing (its process is gone or stuck), or ``stopped``
+        when the last one said it was stopping."""
+        if (now - self.seen).total_seconds() <= 3 * self.interval_s:
+            return self.status
+        return "stopped" if self.status == "stopping" else "silent"
 
     def per_minute(self) -> float:
         """Events handled over the last minute of heartbeats (per minute)."""
@@ -212,6 +222,16 @@ class ConsoleState:
                 return cid
         return None
 
+    def sweep_silent(self, now: datetime) -> bool:
+        """Mark for drawing the instances whose shown status changed with time alone (heartbeats that stopped
+        coming); whether any did."""
+        changed = False
+        for key, row in self.agents.items():
+            if row.shown_status(now) != row.shown:
+                self.changed_agents.add(key)
+                changed = True
+        return changed
+
     def _heartbeat(self, event: AgentHeartbeat) -> None:
         p = event.payload
         key = f"{p.agent}/{p.instance}"
@@ -222,6 +242,7 @@ class ConsoleState:
             )
         row.status, row.handled, row.failed, row.in_flight = p.status, p.handled, p.failed, p.in_flight
         row.last_error, row.seen, row.host, row.pid = p.last_error, event.time, p.host, p.pid
+        row.interval_s = p.interval_s
         row.history.append((event.time.timestamp(), p.handled))
         self.changed_agents.add(key)
 

@@ -39,7 +39,8 @@ async def collect_status(bus: Bus) -> dict[str, Any]:
                 {
                     "agent": p.agent,
                     "instance": p.instance,
-                    "status": p.status,
+                    # (the last heartbeat of an agent that stopped says "stopping"; three intervals on, it is gone)
+                    "status": "stopped" if p.status == "stopping" and age > 3 * p.interval_s else p.status,
                     "handled": p.handled,
                     "failed": p.failed,
                     "in_flight": p.in_flight,

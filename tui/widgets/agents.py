@@ -49,9 +49,12 @@ class AgentsPane(TabPane):
         table = self.query_one("#agents", DataTable)
         changed, state.changed_agents = state.changed_agents, set()
         added = False
+        now = console(self).clock()
         for key in sorted(changed):
             a = state.agents[key]
-            status = Text(a.status, style="green" if a.status == "ready" else "yellow")
+            a.shown = a.shown_status(now)
+            style = {"ready": "green", "silent": "bold red", "stopped": "dim"}.get(a.shown, "yellow")
+            status = Text(a.shown, style=style)
             values = [status, a.handled, a.failed, a.in_flight, f"{a.per_minute():.0f}",
                       a.seen.astimezone().strftime("%H:%M:%S"), cut(a.last_error or "", 60)]  # fmt: skip
             if key in table.rows:
