@@ -341,6 +341,9 @@ async def test_a_hung_handler_is_abandoned_and_the_agent_goes_on(bus: Bus) -> No
         assert {e.payload.error_type for e in errors} == {HandlerTimeoutError.__name__}
         hung = next(e for e in rec.events if isinstance(e, DeadLettered)).payload.data
         assert any(e.correlation_id and e.correlation_id in hung for e in errors)  # (a client waiting on it hears)
+        deadline = asyncio.get_running_loop().time() + 10  # (outputs are published before the counters move)
+        while runner.counters.handled < 2 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
         assert runner.counters.failed == 1 and runner.counters.handled == 2
     finally:
         agent.release.set()
