@@ -64,6 +64,27 @@ async def test_a_start_cancelled_part_way_leaves_no_server_running(tmp_path: Pat
     assert not pid_alive(pid) and server.pid is None
 
 
+async def test_a_client_waiting_on_a_bus_that_is_gone_stops_waiting_with_the_reason(tmp_path: Path) -> None:
+    """`submit --wait` whose daemon (and bus) stopped: after lost_after_s without a connection the wait ends with a
+    BusError saying so, instead of waiting out the whole timeout (600 s by default)."""
+    from runners.clients.collector import Collector
+
+    server = EmbeddedNatsServer(store_dir=tmp_path / "js")
+    url = await server.start()
+    bus = Bus(url=url)
+    await bus.connect()
+    try:
+        async with Collector(bus, "c1", [bus.subjects.progress], lambda _e: None) as collector:
+            await server.stop()
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(BusError, match="lost the bus"):
+                await collector.wait(lambda: False, timeout=60, lost_after_s=1.0)
+            assert asyncio.get_running_loop().time() - started < 30
+    finally:
+        await bus.close()
+        await server.stop()
+
+
 async def test_connect_to_nothing_is_a_clear_error() -> None:
     """A wrong URL fails within the timeout with the URL in the message."""
     from bus.connection import BusSettings

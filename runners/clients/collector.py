@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 
 from bus import Bus, Event, EventValidationError, decode_event
+from bus.errors import BusError
 
 __all__ = ["Collector"]
 
@@ -70,15 +71,35 @@ class Collector:
         self._changed.set()
 
     async def wait(
-        self, complete: Callable[[], bool], *, timeout: float, on_tick: Callable[[], None] | None = None
+        self,
+        complete: Callable[[], bool],
+        *,
+        timeout: float,
+        on_tick: Callable[[], None] | None = None,
+        lost_after_s: float = 20.0,
     ) -> bool:
         """Wait until ``complete()`` or ``timeout`` seconds; ``on_tick`` runs after every change (and at the end).
 
         Returns:
             Whether the submission completed.
+
+        Raises:
+            BusError: When the bus has been unreachable for ``lost_after_s`` (its daemon stopped): waiting on would
+                only wait out the timeout.
         """
         deadline = time.monotonic() + timeout
+        lost_since: float | None = None
         while not complete() and time.monotonic() < deadline:
+            if self.bus.nc.is_connected:
+                lost_since = None
+            else:
+                now = time.monotonic()
+                lost_since = lost_since if lost_since is not None else now
+                if now - lost_since > lost_after_s:
+                    raise BusError(
+                        f"lost the bus for {lost_after_s:.0f} s (has its daemon stopped?); what the submission "
+                        "produces later is kept in the daemon's streams (see `drivemt status`)"
+                    )
             if on_tick is not None:
                 on_tick()
             self._changed.clear()
