@@ -176,3 +176,11 @@ def test_stop_never_signals_a_process_that_reused_a_stale_daemons_pid(tmp_path: 
     finally:
         other.kill()
         other.wait()
+
+
+def test_reading_mrs_from_a_data_dir_with_no_store_is_an_error_not_an_empty_list(tmp_path: Path) -> None:
+    """`mrs list` on a mistyped data dir: no daemon and no MR store there is an error naming the folder (it created
+    an empty store and listed nothing, exit 0)."""
+    code, out = invoke("mrs", "list", "--data-dir", str(tmp_path / "typo"))
+    assert code == 1 and "no MR store" in out, out
+    assert not (tmp_path / "typo" / "qdrant").exists()

@@ -64,6 +64,12 @@ async def _call(cfg: DrivemtConfig, method: RpcMethod[Req, Resp], request: Req) 
     if url is not None:
         async with connect_bus(cfg, name="drivemt-mrs", url=url) as bus:
             return await call(bus, method, request, timeout=60.0)
+    if method.name != MRS_IMPORT.name and not cfg.qdrant_url and not cfg.qdrant_path.exists():
+        # (reading must not create an empty store in a mistyped data dir and report it as having no MRs)
+        raise fail(
+            f"no daemon runs on {cfg.data_dir} and it holds no MR store ({cfg.qdrant_path}): check --data-dir, or "
+            "start `drivemt daemon` and submit rules"
+        )
     from memory.embeddings import MiniLMEmbedder
     from memory.mr_store import QdrantMRStore, StoreSettings
     from runners.config import qdrant_api_key
