@@ -3,6 +3,7 @@ never a report that looks like a result."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -184,3 +185,42 @@ def test_reading_mrs_from_a_data_dir_with_no_store_is_an_error_not_an_empty_list
     code, out = invoke("mrs", "list", "--data-dir", str(tmp_path / "typo"))
     assert code == 1 and "no MR store" in out, out
     assert not (tmp_path / "typo" / "qdrant").exists()
+
+
+async def test_the_served_console_speaks_the_namespace_of_the_data_dirs_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tui --serve` on a data dir whose daemon runs in namespace teamx starts each browser's console in teamx (its
+    --nats-url skipped the state file's namespace, so the browsers showed no agents)."""
+    import os
+
+    import textual_serve.server
+
+    from bus import EmbeddedNatsServer
+    from runners.clients.discovery import DaemonState, write_state
+
+    server = EmbeddedNatsServer(store_dir=tmp_path / "js")
+    url = await server.start()
+    try:
+        data = tmp_path / "data"
+        data.mkdir()
+        write_state(
+            data / "daemon.json",
+            DaemonState(pid=os.getpid(), nats_url=url, namespace="teamx", data_dir=str(data), qdrant="q"),
+        )
+        commands: list[str] = []
+
+        class Server:
+            def __init__(self, command: str, **_kw: object) -> None:
+                commands.append(command)
+
+            def serve(self) -> None:
+                pass
+
+        monkeypatch.setattr(textual_serve.server, "Server", Server)
+        monkeypatch.delenv("DRIVEMT_NAMESPACE", raising=False)
+        code, out = await asyncio.to_thread(invoke, "tui", "--serve", "--data-dir", str(data))
+        assert code == 0, out
+        assert "DRIVEMT_NAMESPACE=teamx" in commands[0] and url in commands[0]
+    finally:
+        await server.stop()
