@@ -130,6 +130,24 @@ async def test_two_daemons_started_at_the_same_moment_on_one_data_dir_make_one(
         await second.stop()
 
 
+def test_a_data_dir_on_a_file_system_without_locks_still_gets_its_daemon(
+    config: DrivemtConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """flock failing for want of lock support (ENOLCK on NFS without lockd, ENOSYS) is no 'daemon already runs': the
+    daemon goes on with its state file alone (it refused to start, naming a daemon that did not exist)."""
+    import errno
+    import fcntl
+
+    def no_locks(_fd: int, _op: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    daemon = Daemon(config.model_copy(update={"nats_url": None}))
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    daemon._take_data_dir()
+    assert daemon._lock_fd is None
+
+
 async def test_status_lists_every_agents_queue(daemon: Daemon) -> None:
     """`drivemt status` lists the work queue of every agent the daemon runs (all ten), with its depth."""
     from runners.clients.ops import collect_status

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 from collections import deque
@@ -166,7 +167,11 @@ class Daemon:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):  # (a file system with no locks)
+                log.warning("the data dir cannot be locked; relying on its state file", error=str(exc))
+                os.close(fd)
+                return
             os.close(fd)
             state = read_state(self.config.state_file)
             if state is not None and daemon_alive(state):
