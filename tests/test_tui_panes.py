@@ -249,17 +249,25 @@ def _heartbeat(status: str, at: datetime, interval_s: float = 1.0) -> object:
 
 
 def test_an_agent_whose_heartbeats_stop_is_shown_silent_or_stopped() -> None:
-    """Three missed heartbeats make a ready agent 'silent' (its process died; it stayed 'ready'), and one whose last
-    heartbeat said 'stopping' 'stopped'; the sweep marks them for drawing though no event came."""
+    """Three missed heartbeats, counted on the console's clock from when the latest arrived, make a ready agent
+    'silent' (its process died; it stayed 'ready'), and one whose last heartbeat said 'stopping' 'stopped'; the sweep
+    marks them for drawing though no event came. A daemon clock 20 s behind changes nothing, and a heartbeat older
+    than the one shown is not taken."""
     t0 = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
-    state = ConsoleState()
-    state.ingest(_heartbeat("ready", t0))  # type: ignore[arg-type]
+    clock = [t0]
+    state = ConsoleState(clock=lambda: clock[0])
+    skew = timedelta(seconds=-20)  # (the daemon's clock)
+    state.ingest(_heartbeat("ready", t0 + skew))  # type: ignore[arg-type]
     (row,) = state.agents.values()
     row.shown = row.shown_status(t0)
     state.changed_agents.clear()
-    assert not state.sweep_silent(t0 + timedelta(seconds=2)) and row.shown_status(t0 + timedelta(seconds=2)) == "ready"
-    assert state.sweep_silent(t0 + timedelta(seconds=4)) and state.changed_agents == {row.key}
-    assert row.shown_status(t0 + timedelta(seconds=4)) == "silent"
-    state.ingest(_heartbeat("stopping", t0 + timedelta(seconds=5)))  # type: ignore[arg-type]
-    assert row.shown_status(t0 + timedelta(seconds=6)) == "stopping"
-    assert row.shown_status(t0 + timedelta(seconds=9)) == "stopped"
+    clock[0] = t0 + timedelta(seconds=2)
+    assert not state.sweep_silent(clock[0]) and row.shown_status(clock[0]) == "ready"
+    clock[0] = t0 + timedelta(seconds=4)
+    assert state.sweep_silent(clock[0]) and state.changed_agents == {row.key}
+    assert row.shown_status(clock[0]) == "silent"
+    state.ingest(_heartbeat("stopping", t0 + timedelta(seconds=5) + skew))  # type: ignore[arg-type]
+    state.ingest(_heartbeat("ready", t0 + timedelta(seconds=1) + skew))  # type: ignore[arg-type]  (older: ignored)
+    clock[0] = t0 + timedelta(seconds=6)
+    assert row.shown_status(clock[0]) == "stopping"
+    assert row.shown_status(t0 + timedelta(seconds=10)) == "stopped"

@@ -143,7 +143,7 @@ class DrivemtApp(App[None]):
         self.catch_up = catch_up
         self.refresh_s = refresh_s
         self.region = REGIONS[0]
-        self.state = ConsoleState()
+        self.state = ConsoleState(clock=self.clock)
         self._pending: list[Event] = []
         self._dirty: set[str] = set()
         self._sub: Subscription | None = None

@@ -8,6 +8,7 @@ and every collection in it is bounded, so a daemon that runs for weeks does not 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -102,13 +103,15 @@ class AgentRow:
     pid: int = 0
     history: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=120))
     interval_s: float = 5.0
+    received: datetime | None = None
+    """When the console received its latest heartbeat, by the console's own clock (the daemon's may differ)."""
     shown: str = ""
     """The status as last drawn (see :meth:`shown_status`)."""
 
     def shown_status(self, now: datetime) -> str:
         """Its status, or ``silent`` when three heartbeats are missing (its process is gone or stuck), or ``stopped``
-        when the last one said it was stopping."""
-        if (now - self.seen).total_seconds() <= 3 * self.interval_s:
+        when the last one said it was stopping; counted on the console's clock from when the latest arrived."""
+        if (now - (self.received or now)).total_seconds() <= 3 * self.interval_s:
             return self.status
         return "stopped" if self.status == "stopping" else "silent"
 
@@ -150,6 +153,7 @@ class ConsoleState:
         max_thread_events: Events kept per submission.
         max_violations: Violations kept (counts keep counting).
         max_batches: Batches kept.
+        clock: The console's clock (the wall clock by default).
     """
 
     def __init__(
@@ -160,7 +164,9 @@ class ConsoleState:
         max_thread_events: int = 100,
         max_violations: int = 2000,
         max_batches: int = 200,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
+        self._clock = clock or (lambda: datetime.now(UTC))
         self.events: deque[Event] = deque(maxlen=max_events)
         self.threads: OrderedDict[str, deque[Event]] = OrderedDict()
         self.max_threads = max_threads
@@ -240,9 +246,11 @@ class ConsoleState:
             row = self.agents[key] = AgentRow(
                 key, p.agent, p.instance, p.status, p.handled, p.failed, p.in_flight, p.last_error, event.time
             )
+        if event.time < row.seen:  # (a heartbeat older than the one shown: caught up after a live one)
+            return
         row.status, row.handled, row.failed, row.in_flight = p.status, p.handled, p.failed, p.in_flight
         row.last_error, row.seen, row.host, row.pid = p.last_error, event.time, p.host, p.pid
-        row.interval_s = p.interval_s
+        row.interval_s, row.received = p.interval_s, self.now()
         row.history.append((event.time.timestamp(), p.handled))
         self.changed_agents.add(key)
 
@@ -276,5 +284,5 @@ class ConsoleState:
         return True
 
     def now(self) -> datetime:
-        """The wall clock (tests freeze it)."""
-        return datetime.now(UTC)
+        """The console's clock (tests freeze it)."""
+        return self._clock()
