@@ -224,3 +224,28 @@ async def test_the_served_console_speaks_the_namespace_of_the_data_dirs_daemon(
         assert "DRIVEMT_NAMESPACE=teamx" in commands[0] and url in commands[0]
     finally:
         await server.stop()
+
+
+def test_a_live_daemon_is_told_from_a_reused_pid_by_its_start_ticks_whatever_the_clock_did() -> None:
+    """The state records when the daemon's process started in ticks since boot: a wall clock stepped since (its
+    recorded start time now looks an hour early or late) does not make a live daemon stale, and another process with
+    the same pid but other ticks is not the daemon."""
+    import os
+    from datetime import UTC, datetime, timedelta
+
+    from runners.clients.discovery import DaemonState, daemon_alive, process_start_ticks
+
+    ticks = process_start_ticks(os.getpid())
+    assert ticks is not None
+    for shift in (timedelta(hours=-1), timedelta(hours=1)):
+        state = DaemonState(
+            pid=os.getpid(),
+            nats_url="nats://127.0.0.1:1",
+            namespace="drivemt",
+            data_dir="d",
+            qdrant="q",
+            started_at=datetime.now(UTC) + shift,
+            start_ticks=ticks,
+        )
+        assert daemon_alive(state)
+        assert not daemon_alive(state.model_copy(update={"start_ticks": ticks + 1}))

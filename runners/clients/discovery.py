@@ -40,6 +40,11 @@ class DaemonState(BaseModel):
     nats_pid: int | None = Field(default=None, description="The embedded server's pid; None for an external server.")
     namespace: str
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    start_ticks: int | None = Field(
+        default=None,
+        description="When the daemon's process started, in clock ticks since boot (Linux): tells it from a process "
+        "that reused its pid whatever the wall clock did since.",
+    )
     data_dir: str
     qdrant: str = Field(description="Local store path or server URL.")
 
@@ -67,10 +72,24 @@ def pid_alive(pid: int | None) -> bool:
             return False
 
 
+def process_start_ticks(pid: int) -> int | None:
+    """When a process started, in clock ticks since boot (``/proc/<pid>/stat``'s 22nd field); ``None`` where there is
+    no such file (not Linux, or no such process)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[19])  # (the name in parentheses may hold spaces)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def daemon_alive(state: DaemonState) -> bool:
     """Whether the recorded daemon still runs (a reused pid of a younger process does not count)."""
     if not pid_alive(state.pid):
         return False
+    if state.start_ticks is not None:  # (exact, and blind to wall-clock steps such as an NTP correction)
+        ticks = process_start_ticks(state.pid)
+        if ticks is not None:
+            return ticks == state.start_ticks
     try:
         import psutil
 

@@ -27,7 +27,15 @@ from bus.connection import redact_url
 from bus.errors import BusError, EmbeddedServerError
 from bus.server import host_port, stop_pid
 from memory.mr_store import StoreSettings
-from runners.clients.discovery import DaemonState, daemon_alive, pid_alive, read_state, remove_state, write_state
+from runners.clients.discovery import (
+    DaemonState,
+    daemon_alive,
+    pid_alive,
+    process_start_ticks,
+    read_state,
+    remove_state,
+    write_state,
+)
 from runners.clients.objects import ObjectArtifactStore
 from runners.config import DrivemtConfig
 from runners.host.composition import Composition
@@ -203,6 +211,7 @@ class Daemon:
                 namespace=cfg.namespace,
                 data_dir=str(cfg.data_dir),
                 qdrant=cfg.qdrant_url or str(cfg.qdrant_path),
+                start_ticks=process_start_ticks(os.getpid()),
             ),
         )
 
