@@ -246,8 +246,6 @@ class ConsoleState:
             row = self.agents[key] = AgentRow(
                 key, p.agent, p.instance, p.status, p.handled, p.failed, p.in_flight, p.last_error, event.time
             )
-        if event.time < row.seen:  # (a heartbeat older than the one shown: caught up after a live one)
-            return
         row.status, row.handled, row.failed, row.in_flight = p.status, p.handled, p.failed, p.in_flight
         row.last_error, row.seen, row.host, row.pid = p.last_error, event.time, p.host, p.pid
         row.interval_s, row.received = p.interval_s, self.now()
