@@ -82,6 +82,23 @@ def adoptable(url: str, pid: int | None) -> bool:
     return port_open(host, port)
 
 
+def _ended(pid: int) -> bool:
+    """Whether a process has ended (a zombie waiting for its parent to reap it has)."""
+    try:
+        import psutil
+
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+    except ImportError:
+        pass
+    except Exception:  # psutil.NoSuchProcess
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 def stop_pid(pid: int, *, timeout: float = 10.0) -> bool:
     """Stop a recorded nats-server by pid (SIGTERM, then SIGKILL after ``timeout``)."""
     try:
@@ -90,9 +107,7 @@ def stop_pid(pid: int, *, timeout: float = 10.0) -> bool:
         return False
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if _ended(pid):
             return True
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):

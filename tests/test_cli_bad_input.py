@@ -249,3 +249,27 @@ def test_a_live_daemon_is_told_from_a_reused_pid_by_its_start_ticks_whatever_the
         )
         assert daemon_alive(state)
         assert not daemon_alive(state.model_copy(update={"start_ticks": ticks + 1}))
+
+
+async def test_stop_after_a_daemon_was_killed_stops_the_bus_it_left(tmp_path: Path) -> None:
+    """A daemon killed with SIGKILL leaves its nats-server running (in a session of its own): `stop` on its data dir
+    stops that server and removes the stale state file (it said 'stale' and left both, holding the port and the
+    store until a daemon adopted them)."""
+    from bus import EmbeddedNatsServer
+    from runners.clients.discovery import DaemonState, pid_alive, read_state, write_state
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    server = EmbeddedNatsServer(store_dir=tmp_path / "data" / "jetstream")
+    url = await server.start()
+    try:
+        write_state(
+            tmp_path / "data" / "daemon.json",
+            DaemonState(pid=gone.pid, nats_url=url, nats_pid=server.pid, namespace="drivemt", data_dir="d", qdrant="q"),
+        )
+        code, out = await asyncio.to_thread(invoke, "stop", "--data-dir", str(tmp_path / "data"))
+        assert code == 0 and "stopped the bus it left" in out, out
+        assert server.pid is not None and not pid_alive(server.pid)
+        assert read_state(tmp_path / "data" / "daemon.json") is None
+    finally:
+        await server.stop()

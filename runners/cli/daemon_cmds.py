@@ -226,6 +226,17 @@ def stop(
     if state is None:
         raise fail(f"no running daemon recorded in {cfg.data_dir}")
     if not daemon_alive(state):  # (its pid may belong to another process by now: never signal that one)
+        from bus.server import adoptable, stop_pid
+        from runners.clients.discovery import remove_state
+
+        if state.nats_pid is not None and adoptable(state.nats_url, state.nats_pid):  # (checks it is a nats-server)
+            stop_pid(state.nats_pid)  # the dead daemon's bus, in a session of its own, outlived it
+            remove_state(cfg.state_file, pid=state.pid)
+            console.print(
+                f"no daemon ran on {cfg.data_dir} (it did not stop cleanly); stopped the bus it left, "
+                f"nats-server {state.nats_pid}"
+            )
+            return
         raise fail(
             f"no running daemon in {cfg.data_dir}: its state file names process {state.pid}, which is not the daemon "
             "that wrote it (stale, left by a daemon that did not stop cleanly)"
