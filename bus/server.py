@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sysconfig
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -163,8 +164,12 @@ class EmbeddedNatsServer:
         """The server's exit code once it has ended (``None`` while it runs, or before it started)."""
         return self._proc.poll() if self._proc else None
 
-    async def start(self) -> str:
+    async def start(self, *, on_launch: Callable[[int], None] | None = None) -> str:
         """Start the server and wait until it accepts connections.
+
+        Args:
+            on_launch: Called with the child's pid as soon as it exists (before it is ready), so that a caller can
+                record it at once: a caller killed while waiting leaves no server that nothing names.
 
         Returns:
             The client URL, e.g. ``nats://127.0.0.1:41234``.
@@ -204,6 +209,8 @@ class EmbeddedNatsServer:
         )
         ports_file = ports_dir / f"{binary.name}_{self._proc.pid}.ports"
         try:
+            if on_launch is not None:
+                on_launch(self._proc.pid)
             return await self._wait_started(ports_file)
         except BaseException:  # (a start cancelled or failed part-way leaves no server behind, in its own session)
             self._kill_now()

@@ -49,15 +49,27 @@ async def _result_ids(daemon: Daemon, correlation: str) -> set[str]:
 
 
 async def test_a_killed_server_comes_back_and_work_in_flight_is_finished(
-    config: DrivemtConfig, embedder: MiniLMEmbedder, sample_rules: list[dict]
+    config: DrivemtConfig, embedder: MiniLMEmbedder, sample_rules: list[dict], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """kill -9 of the embedded server with rules in flight: the daemon starts it again on the same URL, records the new
-    pid in its state file, every rule published before the kill gets its result, and new work is served."""
+    pid in its state file (before the new server is ready: a daemon killed meanwhile leaves no server nothing names),
+    every rule published before the kill gets its result, and new work is served."""
+    from bus import EmbeddedNatsServer
+
+    recorded_while_starting: list[tuple[int | None, int | None]] = []
+    wait_started = EmbeddedNatsServer._wait_started
+
+    async def watched(server: EmbeddedNatsServer, ports_file: object) -> str:
+        state = read_state(local.state_file)
+        recorded_while_starting.append((state.nats_pid if state else None, server.pid))
+        return await wait_started(server, ports_file)  # type: ignore[arg-type]
+
     local = config.model_copy(update={"nats_url": None})
     async with Daemon(local, embedder=embedder) as daemon:
         daemon._watch_interval_s = 0.2
         assert daemon.server is not None and daemon.server.pid is not None and daemon.bus is not None
         old_pid, url = daemon.server.pid, daemon.nats_url
+        monkeypatch.setattr(EmbeddedNatsServer, "_wait_started", watched)
         rules = [rule(str(sample_rules[i % 12]["text"]), f"w{i:03d}") for i in range(60)]
         correlation, events = make_submissions(rules)
         await daemon.bus.publish_many(events)  # (stored by JetStream once this returns)
@@ -65,6 +77,7 @@ async def test_a_killed_server_comes_back_and_work_in_flight_is_finished(
         await _restarted(daemon)
         assert daemon.server.pid != old_pid
         assert daemon.nats_url == url and daemon.server_restarts == 1
+        assert recorded_while_starting and recorded_while_starting[-1] == (daemon.server.pid,) * 2
         state = read_state(local.state_file)
         assert state is not None and state.nats_pid == daemon.server.pid and state.nats_url == url
         deadline = time.monotonic() + 120

@@ -261,7 +261,7 @@ class Daemon:
             port=host_port(self.nats_url)[1],
         )
         self.server, self._adopted_pid = server, None  # (before the start: a stop meanwhile must see it)
-        url = await server.start()
+        url = await server.start(on_launch=lambda _pid: self._record_state() if self._state_written else None)
         self.server_restarts += 1
         if url != self.nats_url:  # (the same port was asked for; a different answer would strand the connections)
             raise EmbeddedServerError(f"the nats-server came back on {url}, not on {self.nats_url}")
