@@ -279,9 +279,9 @@ class Bus:
         if nc is not None and not nc.is_closed:
             with contextlib.suppress(Exception):
                 await nc.flush(timeout=2)
-            try:
-                await nc.close()
-            except Exception as exc:  # the server is gone (a reset connection): there is nothing left to close
+            try:  # (bounded: a client closed while it reconnects to a server that is gone can take long)
+                await asyncio.wait_for(nc.close(), timeout=5.0)
+            except (Exception, TimeoutError) as exc:  # the server is gone: there is nothing left to close
                 log.debug("closing the connection failed", error=f"{type(exc).__name__}: {exc}")
 
     async def __aenter__(self) -> Bus:

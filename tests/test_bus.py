@@ -81,7 +81,12 @@ async def test_a_client_waiting_on_a_bus_that_is_gone_stops_waiting_with_the_rea
                 await collector.wait(lambda: False, timeout=60, lost_after_s=1.0)
             assert asyncio.get_running_loop().time() - started < 30
     finally:
+        # (the server back on its port lets the client finish reconnecting: a client closed while it reconnects to a
+        # dead port left nats-py's reconnect task hanging in the loop's teardown)
+        again = EmbeddedNatsServer(store_dir=tmp_path / "js", port=int(url.rsplit(":", 1)[1]))
+        await again.start()
         await bus.close()
+        await again.stop()
         await server.stop()
 
 
