@@ -188,7 +188,7 @@ async def main() -> None:
     print(head)
     for f in rows:
         anchor = ANCHORS.get((f["region"], f["method"]))
-        checks = " ".join(f"{f['checks'][c]:8.1%}" for c in CHECKS)
+        checks = " ".join(f"{f['checks'][c]:8.1%}" if f["checks"][c] is not None else f"{'none':>8}" for c in CHECKS)
         print(
             f"{f['region']:10} {f['method']:7} {f['validation_rate']:6.1%} "
             f"{(f'{anchor:.1%}' if anchor is not None else '-'):>7} {f['valid']:5d} {f['followups']:4d} {checks} "

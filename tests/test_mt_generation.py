@@ -436,3 +436,36 @@ def test_many_claims_through_one_store_are_all_counted(embedder: MiniLMEmbedder,
 
     total, counts = asyncio.run(run())
     assert total == 30 and counts == [10, 10, 10]  # least-used first: the three MRs share the uses evenly
+
+
+def test_a_checks_pass_rate_counts_only_the_follow_ups_it_was_measured_on() -> None:
+    """A skipped check is neither passed nor failed (it showed 100 % where it was skipped on every follow-up), and a
+    run with no follow-up has no rate for any check (it showed 0.0 % of 0)."""
+    from tools.mt.models import Validity, ValidityCheck
+    from tools.mt.report import GenerationResult, summarise
+
+    def validity(skip_manipulation: bool, logic_passed: bool) -> Validity:
+        return Validity(
+            checks=[
+                ValidityCheck(name="scenario_alignment", passed=True, reason="r"),
+                ValidityCheck(name="manipulation_verification", passed=True, reason="r", skipped=skip_manipulation),
+                ValidityCheck(name="logical_alignment", passed=logic_passed, reason="r"),
+            ]
+        )
+
+    results = [
+        GenerationResult("a", "valid", validity=validity(True, True)),
+        GenerationResult("b", "invalid", validity=validity(True, False)),
+        GenerationResult("c", "valid", validity=validity(False, True)),
+    ]
+    figures = summarise(results, seconds=1.0)
+    assert figures["checks"] == {
+        "scenario_alignment": 1.0,
+        "manipulation_verification": 1.0,
+        "logical_alignment": 0.6667,
+    }
+    assert figures["checks_measured"]["manipulation_verification"] == 1
+    skipped_everywhere = summarise(results[:2], seconds=1.0)
+    assert skipped_everywhere["checks"]["manipulation_verification"] is None
+    none = summarise([GenerationResult("d", "no_applicable_mr")], seconds=1.0)
+    assert set(none["checks"].values()) == {None}

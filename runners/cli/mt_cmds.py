@@ -274,7 +274,11 @@ def print_figures(method: str, figures: dict[str, Any], report: Path | None) -> 
         f"manipulations; {figures['seconds']:.0f} s"
     )
     for name, rate in figures["checks"].items():
-        console.print(f"  {name.replace('_', ' ')}: {rate:.1%} of {figures['followups']} follow-ups")
+        measured = figures.get("checks_measured", {}).get(name, figures["followups"])
+        shown = f"{rate:.1%} of {measured} follow-ups" if rate is not None else "none measured"
+        if rate is not None and measured < figures["followups"]:
+            shown += f" (skipped on {figures['followups'] - measured})"
+        console.print(f"  {name.replace('_', ' ')}: {shown}")
     if report is not None:
         console.print(f"report: [bold]{report}[/]")
 
@@ -526,7 +530,10 @@ def print_experiment(summary: dict[str, Any]) -> None:
         )  # fmt: skip
     console.print(table)
     for method, f in summary["methods"].items():
-        checks = ", ".join(f"{k.replace('_', ' ')} {v:.1%}" for k, v in f["checks"].items())
+        checks = ", ".join(
+            f"{k.replace('_', ' ')} {v:.1%}" if v is not None else f"{k.replace('_', ' ')} none measured"
+            for k, v in f["checks"].items()
+        )
         console.print(f"  {method} checks: {checks}")
     if summary["tests"]:
         console.print(f"paired t-tests ({summary['reference']} vs each method, per model, across rounds):")

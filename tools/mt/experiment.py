@@ -94,6 +94,12 @@ def round_figures(r: RoundResult, models: Sequence[str]) -> dict[str, Any]:
     return figures
 
 
+def _mean_or_none(values: Sequence[float | None]) -> float | None:
+    """The mean of the measured values (rounds where a check was measured on none have no value)."""
+    measured = [v for v in values if v is not None]
+    return round(sum(measured) / len(measured), 4) if measured else None
+
+
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -106,7 +112,7 @@ def method_figures(rounds: Sequence[RoundResult], models: Sequence[str]) -> dict
     out: dict[str, dict[str, Any]] = {}
     for method, rs in by_method.items():
         figs = [r.figures for r in rs]
-        checks = {name: round(_mean([f["checks"][name] for f in figs]), 4) for name in figs[0]["checks"]}
+        checks = {name: _mean_or_none([f["checks"][name] for f in figs]) for name in figs[0]["checks"]}
         terms = {j.followup.mr.term for r in rs for j in r.judged if j.valid and j.followup is not None}
         out[method] = {
             "cases": figs[0]["cases"],

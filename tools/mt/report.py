@@ -39,25 +39,27 @@ class GenerationResult:
 
 
 def summarise(results: Sequence[GenerationResult], *, seconds: float) -> dict[str, Any]:
-    """The figures of a run: cases, follow-ups, valid, validation rate, each check's pass rate, distinct terms."""
+    """The figures of a run: cases, follow-ups, valid, validation rate, each check's pass rate, distinct terms.
+
+    A check's pass rate counts the follow-ups it was measured on (``checks_measured``): one it skipped is in neither
+    its numerator nor its denominator, and a check measured on none has no rate (``None``), never 0 or 100 %."""
     made = [r for r in results if r.validity is not None]
     valid = [r for r in made if r.validity is not None and r.validity.valid]
-    checks = {
-        name: (
-            sum(1 for r in made if r.validity and next(c for c in r.validity.checks if c.name == name).passed)
-            / len(made)
-        )
-        if made
-        else 0.0
-        for name in CHECKS
-    }
+    checks: dict[str, float | None] = {}
+    for name in CHECKS:  # (a check that was skipped was not measured: it is left out of its own rate)
+        ran = [c for r in made if r.validity for c in r.validity.checks if c.name == name and not c.skipped]
+        checks[name] = sum(c.passed for c in ran) / len(ran) if ran else None
     terms = {r.followup.mr.term for r in valid if r.followup is not None}
     return {
         "cases": len(results),
         "followups": len(made),
         "valid": len(valid),
         "validation_rate": round(len(valid) / len(results), 4) if results else 0.0,
-        "checks": {k: round(v, 4) for k, v in checks.items()},
+        "checks": {k: round(v, 4) if v is not None else None for k, v in checks.items()},
+        "checks_measured": {
+            name: sum(1 for r in made if r.validity for c in r.validity.checks if c.name == name and not c.skipped)
+            for name in CHECKS
+        },
         "distinct_manipulations": len(terms),
         "no_applicable_mr": sum(1 for r in results if r.status == "no_applicable_mr"),
         "unrenderable": sum(1 for r in results if r.status == "unrenderable"),
