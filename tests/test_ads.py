@@ -300,6 +300,10 @@ def test_ads_train_then_mt_run_judges_every_valid_follow_up_and_a_bad_model_only
     assert summary["methods"]["null"]["validation_rate"] > 0.5
     assert summary["methods"]["fixed"]["distinct_manipulations"] <= 1
     assert any("nan" in e and "NaN" in e for e in summary["model_errors"])
+    from runners.ads.train import weak_models_warning
+
+    weak = [m["name"] for m in report["models"] if not m["beats_baseline"]]  # (eight seconds of training)
+    assert summary["warnings"] == ([weak_models_warning(weak)] if weak else [])
     assert all(t["note"].startswith("n/a") for t in summary["tests"])  # one round: no t-test
     assert summary["agreement"]["verdicts"] > 0
     html = Path(summary["report"]).read_text()
@@ -307,6 +311,21 @@ def test_ads_train_then_mt_run_judges_every_valid_follow_up_and_a_bad_model_only
     shutil.rmtree(tmp_path / "out")
     both = runner.invoke(app, [*args[:5], "--rules", "x.jsonl", *args[5:]])
     assert both.exit_code != 0 and "either" in both.output
+
+
+def test_models_that_did_not_beat_the_baseline_are_named_from_their_training_report(tmp_path: Path) -> None:
+    """A zoo's training report names the models no better than the constant-mean baseline (the demo showed their
+    violation rates with no warning); a folder of users' own models, with no report, names none."""
+    from runners.ads.train import below_baseline
+
+    (tmp_path / "training.json").write_text(
+        json.dumps(
+            {"models": [{"name": "pilotnet", "beats_baseline": False}, {"name": "epoch", "beats_baseline": True}]}
+        )
+    )
+    assert below_baseline(tmp_path) == ["pilotnet"]
+    (tmp_path / "own").mkdir()
+    assert below_baseline(tmp_path / "own") == []
 
 
 @pytest.mark.slow

@@ -150,6 +150,28 @@ class TrainingReport:
         return dataclasses.asdict(self)
 
 
+def below_baseline(models: Path) -> list[str]:
+    """The models of a trained zoo (its ``*training.json`` reports) that did not beat the constant-mean baseline on
+    both outputs: their verdicts would mean nothing. Empty for a folder with no training report (users' own models)."""
+    weak: list[str] = []
+    folder = models if models.is_dir() else models.parent
+    for report in sorted(folder.glob("*training.json")):
+        try:
+            data = json.loads(report.read_text(encoding="utf-8"))
+            weak += [str(m["name"]) for m in data.get("models", []) if not m.get("beats_baseline", True)]
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+    return weak
+
+
+def weak_models_warning(weak: Sequence[str]) -> str:
+    """What a report and the terminal say about such models."""
+    return (
+        f"{', '.join(weak)} did not beat the constant-mean baseline on both outputs in training: their violation "
+        "rates say little about them (train longer, or on more cases)"
+    )
+
+
 def _split(n: int, seed: int, held_out: float) -> tuple[list[int], list[int], list[int]]:
     order = list(range(n))
     random.Random(seed).shuffle(order)

@@ -284,6 +284,7 @@ def _demo_models(cfg: Any, seconds: float = MT_DEMO_TRAIN_SECONDS) -> Path:
 
 async def _mt_part(bus: Any, cfg: Any, models_task: Any) -> tuple[tuple[str, str, str], bool]:
     from runners.ads.pool import import_models
+    from runners.ads.train import below_baseline, weak_models_warning
     from runners.cli.mt_cmds import print_experiment, print_figures
     from runners.clients.mt import case_submissions, report_outcome, submit_cases_and_collect
     from runners.host.experiment import experiment_summary, judged_cases
@@ -313,6 +314,8 @@ async def _mt_part(bus: Any, cfg: Any, models_task: Any) -> tuple[tuple[str, str
         floor=cfg.mt_judge.floor,
     )  # fmt: skip
     summary["seconds"] = round(seconds, 1)
+    weak = [m for m in below_baseline(models) if m in names]  # (90 s of CPU training may not beat a constant)
+    summary["warnings"] = [weak_models_warning(weak)] if weak else []
     ref = write_experiment_report(
         store, report_ref=f"{batch}/experiment.html", summary=summary, rounds=rounds, models=names
     )
@@ -324,6 +327,7 @@ async def _mt_part(bus: Any, cfg: Any, models_task: Any) -> tuple[tuple[str, str
         f"{figures['valid']} valid follow-ups of {figures['cases']} cases ({figures['validation_rate']:.0%}), "
         f"{figures['distinct_manipulations']} distinct manipulations; violation rate "
         + ", ".join(f"{m} {r:.0%}" for m, r in rates.items())
+        + (f" (models no better than a constant: {', '.join(weak)})" if weak else "")
     )
     return ("MRs → follow-up driving cases, judged (AutoMT)", summary["report"], text), outcome.complete()
 

@@ -551,4 +551,6 @@ def print_experiment(summary: dict[str, Any]) -> None:
         )
     for e in summary["model_errors"]:
         err_console.print(f"[yellow]model error[/] {e}")
+    for w in summary.get("warnings", []):
+        err_console.print(f"[bold yellow]warning:[/] {w}")
     console.print(f"{summary['seconds']:.0f} s; report: [bold]{summary['report']}[/]")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.ads.pool import import_models
+from runners.ads.train import below_baseline, weak_models_warning
 from runners.clients.mt import CaseResults, case_events, report_outcome, submit_cases_and_collect
 from runners.clients.rules import RunSummary, submit_and_collect
 from runners.config import DrivemtConfig
@@ -211,6 +212,8 @@ async def run_experiment_in_process(
         band=band or config.mt_judge.band, floor=config.mt_judge.floor, fixed_mr=fixed_mr,
     )  # fmt: skip
     summary["seconds"] = round(time.perf_counter() - started, 2)
+    weak = [m for m in below_baseline(models_dir) if m in model_names]
+    summary["warnings"] = [weak_models_warning(weak)] if weak else []
     ref = write_experiment_report(
         store, report_ref=f"{experiment_id}/experiment.html", summary=summary, rounds=results, models=model_names
     )
