@@ -168,6 +168,20 @@ def test_colour_blind_detector_violates_change_colour(synth: TLDataset, tmp_path
     assert json.loads(result.model_dump_json())["threshold"] == result.threshold
 
 
+def test_a_detector_that_finds_nothing_is_not_reported_as_robust(synth: TLDataset, tmp_path: Path) -> None:
+    """Nothing found on either image agrees trivially (consistency 1): those pairs are counted as untested and the
+    report says so, instead of 'every detector kept its reading' alone (a blind detector looked robust)."""
+    m = augment_dataset(synth, out=tmp_path / "aug", transforms=["FG", "CC"], seed=2)
+    blind = OracleDetector({})
+    result = judge_detectors(m, [blind], out_dir=tmp_path)
+    (s,) = result.summaries
+    assert not result.violations() and s.untested == s.pairs and s.untested_share() == 1.0
+    html = write_tl_report(result, tmp_path / "report.html").read_text()
+    assert "found no light on either image" in html and "untested" in html
+    seeing = judge_detectors(m, [_oracle(m.pairs)], out_dir=tmp_path / "o").summaries[0]
+    assert sum(seeing.untested.values()) < sum(seeing.pairs.values())
+
+
 @pytest.mark.slow
 def test_untrained_yolo_runs_through_the_judge(synth: TLDataset, tmp_path: Path) -> None:
     """A real ultralytics model built from its yaml (untrained, offline) is run on every image and judged."""

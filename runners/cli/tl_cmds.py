@@ -224,6 +224,13 @@ def _print_test(result: Any) -> None:
         table.add_row(code, *cells)
     console.print(table)
     console.print(f"{len(result.violations())} violation(s) at consistency < {result.threshold}")
+    for s in result.summaries:
+        untested = sum(s.untested.values())
+        if untested:  # (nothing found on either image agrees trivially: it is no evidence of robustness)
+            err_console.print(
+                f"[bold yellow]warning:[/] {s.detector} found no light on either image in {untested} of "
+                f"{sum(s.pairs.values())} pairs: its relations are untested there"
+            )
 
 
 @tl_app.command("test")

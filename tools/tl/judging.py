@@ -188,6 +188,9 @@ def judge_detectors(
             summary.pairs[code] = len(judged)
             summary.violations[code] = sum(pr.violation for pr in judged)
             summary.mean_consistency[code] = float(np.mean([pr.consistency for pr in judged]))
+            summary.untested[code] = sum(
+                1 for pr in judged if not pr.detections_original and not pr.detections_augmented
+            )
         worst = sorted((x for x in det_pairs if x[1].violation), key=lambda x: x[1].consistency)[:evidence_limit]
         folder = out_dir / "evidence" / file_stem(det.name)
         for pair, pr in worst:

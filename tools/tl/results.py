@@ -39,7 +39,17 @@ class DetectorSummary(BaseModel):
     pairs: dict[str, int] = Field(default_factory=dict)
     violations: dict[str, int] = Field(default_factory=dict)
     mean_consistency: dict[str, float] = Field(default_factory=dict)
+    untested: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per transformation, pairs where the detector found no light on either image: they agree "
+        "trivially (consistency 1), so its relation is untested there.",
+    )
     seconds: float = 0.0
+
+    def untested_share(self) -> float:
+        """Share of its pairs where it found nothing on either image."""
+        total = sum(self.pairs.values())
+        return sum(self.untested.values()) / total if total else 0.0
 
 
 class TLTestResult(BaseModel):
