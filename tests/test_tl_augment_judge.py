@@ -168,6 +168,15 @@ def test_colour_blind_detector_violates_change_colour(synth: TLDataset, tmp_path
     assert json.loads(result.model_dump_json())["threshold"] == result.threshold
 
 
+def test_augmenting_into_the_same_folder_again_keeps_only_the_new_run(synth: TLDataset, tmp_path: Path) -> None:
+    """A second run into one output folder leaves only its own images there (the first run's stayed beside a manifest
+    that no longer listed them)."""
+    augment_dataset(synth, out=tmp_path / "aug", transforms=["CC", "MP"], seed=0)
+    m = augment_dataset(synth, out=tmp_path / "aug", transforms=["SC"], seed=1)
+    assert sorted(p.name for p in (tmp_path / "aug" / "images").iterdir()) == ["SC"]
+    assert len(list((tmp_path / "aug" / "images" / "SC").iterdir())) == len(m.pairs)
+
+
 def test_a_detector_that_finds_nothing_is_not_reported_as_robust(synth: TLDataset, tmp_path: Path) -> None:
     """Nothing found on either image agrees trivially (consistency 1): those pairs are counted as untested and the
     report says so, instead of 'every detector kept its reading' alone (a blind detector looked robust)."""

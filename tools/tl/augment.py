@@ -15,6 +15,7 @@ Layout of the output folder::
 
 from __future__ import annotations
 
+import shutil
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -182,6 +183,8 @@ def augment_dataset(
         check_params(code, values)
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
+    for own in ("images", "dataset"):  # (an earlier run's images in the same folder would mix with this one's)
+        shutil.rmtree(out / own, ignore_errors=True)
     sample = sample_images(dataset.images, fraction, seed)
     manifest = AugmentationManifest(
         source=dataset.root or dataset.name,
