@@ -304,6 +304,7 @@ def test_ads_train_then_mt_run_judges_every_valid_follow_up_and_a_bad_model_only
 
     weak = [m["name"] for m in report["models"] if not m["beats_baseline"]]  # (eight seconds of training)
     assert summary["warnings"] == ([weak_models_warning(weak)] if weak else [])
+    assert summary["band"] == "automt-paper" and summary["bands_used"] == ["per-model"]  # (two models: the fallback)
     assert all(t["note"].startswith("n/a") for t in summary["tests"])  # one round: no t-test
     assert summary["agreement"]["verdicts"] > 0
     html = Path(summary["report"]).read_text()

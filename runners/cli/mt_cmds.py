@@ -510,11 +510,17 @@ def mt_run(
         raise fail(f"no driving model in {models} could judge a follow-up: " + "; ".join(summary["model_errors"][:3]))
 
 
+def band_shown(summary: dict[str, Any]) -> str:
+    """The band asked for, and the one the verdicts used when it differs (a fallback)."""
+    used = [b for b in summary.get("bands_used", []) if b != summary["band"]]
+    return summary["band"] + (f" (used: {', '.join(summary['bands_used'])})" if used else "")
+
+
 def print_experiment(summary: dict[str, Any]) -> None:
     """The experiment's tables: methods x models, checks, t-tests, scene agreement, and the report's path."""
     models = summary["models"]
     table = Table(
-        title=f"{summary['cases']} cases, {summary['rounds']} round(s), band {summary['band']}: "
+        title=f"{summary['cases']} cases, {summary['rounds']} round(s), band {band_shown(summary)}: "
         "violation rate = violations on valid follow-ups / cases",
         title_justify="left",
     )

@@ -120,6 +120,8 @@ def experiment_summary(
         "tests": paired_tests(results, model_names, reference=reference),
         "agreement": scene_agreement(results, floor=floor),
         "model_errors": sorted({e for rr in results for e in rr.figures["model_errors"]}),
+        # (the band asked for may fall back: automt-paper's cross-model band needs three models)
+        "bands_used": sorted({v.band for rr in results for j in rr.judged for v in j.verdicts if v.band != "-"}),
     }
 
 
