@@ -130,3 +130,41 @@ async def test_a_server_that_cannot_come_back_stops_the_daemon_with_the_reason(
         squatter.close()
         if not task.done():
             task.cancel()
+
+
+async def test_a_daemon_started_again_on_a_data_dir_takes_its_last_port_so_open_clients_reconnect(
+    config: DrivemtConfig, embedder: MiniLMEmbedder
+) -> None:
+    """A console or worker left open while its daemon is stopped and started again reconnects by itself: the new
+    daemon's server takes the port of the data dir's last one when it is free (it took a new random port, and the
+    client retried the old one forever); a port taken meanwhile gives a new one."""
+    import socket
+
+    from bus import Bus
+
+    local = config.model_copy(update={"nats_url": None})
+    async with Daemon(local, embedder=embedder) as first:
+        url = first.nats_url
+        assert url is not None
+        client = Bus(url=url, subjects=first.subjects)
+        await client.connect()
+    try:
+        async with Daemon(local, embedder=embedder) as second:
+            assert second.nats_url == url
+            deadline = time.monotonic() + 20
+            while not client.nc.is_connected:
+                assert time.monotonic() < deadline, "the open client did not reconnect"
+                await asyncio.sleep(0.1)
+            summary = await submit_and_collect(client, [rule("Reduce speed in fog.", "again")], timeout=60)
+            assert summary.counts()["accepted"] == 1
+    finally:
+        await client.close()
+    squatter = socket.socket()
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    squatter.bind(host_port(url))
+    squatter.listen()
+    try:
+        async with Daemon(local, embedder=embedder) as third:
+            assert third.nats_url is not None and third.nats_url != url
+    finally:
+        squatter.close()

@@ -25,7 +25,7 @@ from agents.runtime import AgentRunner
 from bus import Bus, EmbeddedNatsServer, Subjects, adoptable
 from bus.connection import redact_url
 from bus.errors import BusError, EmbeddedServerError
-from bus.server import host_port, stop_pid
+from bus.server import host_port, port_open, stop_pid
 from memory.mr_store import StoreSettings
 from runners.clients.discovery import (
     DaemonState,
@@ -255,12 +255,8 @@ class Daemon:
         assert self.nats_url is not None
         if self.server is not None:
             await self.server.stop()  # (reaps the dead child)
-        server = EmbeddedNatsServer(
-            store_dir=self.config.jetstream_dir,
-            log_file=self.config.data_dir / "nats-server.log",
-            port=host_port(self.nats_url)[1],
-        )
-        self.server, self._adopted_pid = server, None  # (before the start: a stop meanwhile must see it)
+        server = self._embedded(host_port(self.nats_url)[1])  # (recorded before the start: a stop must see it)
+        self._adopted_pid = None
         url = await server.start(on_launch=lambda _pid: self._record_state() if self._state_written else None)
         self.server_restarts += 1
         if url != self.nats_url:  # (the same port was asked for; a different answer would strand the connections)
@@ -326,8 +322,35 @@ class Daemon:
             if pid_alive(state.nats_pid):
                 log.warning("stopping an unresponsive server left by an earlier daemon", nats_pid=state.nats_pid)
                 await asyncio.to_thread(stop_pid, state.nats_pid)
-        self.server = EmbeddedNatsServer(store_dir=cfg.jetstream_dir, log_file=cfg.data_dir / "nats-server.log")
-        return await self.server.start()
+        return await self._start_server()
+
+    async def _start_server(self) -> str:
+        """Start the embedded server on the port this data dir's last one had, when it is free: a console or worker
+        left open across a daemon's restart reconnects by itself. Any free port otherwise."""
+        cfg = self.config
+        remembered = cfg.data_dir / "nats.port"
+        try:
+            port = int(remembered.read_text().strip())
+        except (OSError, ValueError):
+            port = -1
+        if port > 0 and port_open("127.0.0.1", port):
+            port = -1  # (taken by something else now)
+        try:
+            url = await self._embedded(port).start()
+        except EmbeddedServerError:
+            if port == -1:
+                raise
+            url = await self._embedded(-1).start()  # (taken between the check and the start)
+        with contextlib.suppress(OSError):
+            remembered.write_text(f"{host_port(url)[1]}\n")
+        return url
+
+    def _embedded(self, port: int) -> EmbeddedNatsServer:
+        cfg = self.config
+        self.server = EmbeddedNatsServer(
+            store_dir=cfg.jetstream_dir, log_file=cfg.data_dir / "nats-server.log", port=port
+        )
+        return self.server
 
     # -- run / stop -----------------------------------------------------------------------------
     async def run(self) -> None:
