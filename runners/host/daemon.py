@@ -176,11 +176,10 @@ class Daemon:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            os.close(fd)
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):  # (a file system with no locks)
                 log.warning("the data dir cannot be locked; relying on its state file", error=str(exc))
-                os.close(fd)
                 return
-            os.close(fd)
             state = read_state(self.config.state_file)
             if state is not None and daemon_alive(state):
                 raise DaemonRunningError(str(self.config.data_dir), state.pid, redact_url(state.nats_url)) from None
