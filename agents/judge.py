@@ -369,6 +369,8 @@ class JudgeAgent(Agent):
         source = follow.source
         if not p.validity.valid:
             reason = "invalid follow-up (" + ", ".join(c.replace("_", " ") for c in p.validity.failing()) + ")"
+            if p.validity.error is not None:
+                reason = f"the follow-up could not be checked: {p.validity.error}"
             return await self._mt_end(event, source, follow, status="not judged", reason=reason, valid=False)
         specs = p.models or self._default_models
         if not specs:

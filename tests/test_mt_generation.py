@@ -99,7 +99,7 @@ def test_manual_mrs_are_autoMTs_nine() -> None:
 
 async def test_a_follow_up_whose_frames_are_gone_ends_not_valid_with_an_error_naming_its_case(tmp_path: Path) -> None:
     """The validity checker cannot read a follow-up's frames: an error event naming the case, and the case goes on
-    to the Judge as not valid, each check saying why (it was an error with no case, and the case never ended)."""
+    to the Judge as an error, each check saying why (it was an error with no case, and the case never ended)."""
     from agents.mt.validity import ValidityAgent
     from bus import ErrorReported, FollowupGenerated, FollowupValidated
     from bus.events import FollowupGeneratedPayload
@@ -121,6 +121,12 @@ async def test_a_follow_up_whose_frames_are_gone_ends_not_valid_with_an_error_na
     assert not validated.payload.validity.valid
     assert all(c.reason.startswith("could not be checked") for c in validated.payload.validity.checks)
     assert len(validated.payload.validity.checks) == 3
+    # An error, not an invalid follow-up: no check's pass rate counts it (review round 1).
+    from runners.clients.mt import CaseOutcome
+
+    assert "cannot be read" in (validated.payload.validity.error or "")
+    result = CaseOutcome(case.case_id, validated=validated).result()
+    assert result.status == "error" and result.validity is None and "cannot be read" in result.reason
 
 
 def test_ontology_coverage_is_at_least_eighty_percent() -> None:

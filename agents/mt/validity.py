@@ -53,10 +53,11 @@ class ValidityAgent(Agent):
 
         try:
             validity = await asyncio.to_thread(check)
-        except BadInputError as exc:  # (frames gone or unreadable: the case ends as not valid, with the reason)
+        except BadInputError as exc:  # (frames gone or unreadable: the case ends as an error, with the reason)
             reason = f"could not be checked: {exc}"
             validity = Validity(
-                checks=[ValidityCheck.model_validate({"name": n, "passed": False, "reason": reason}) for n in CHECKS]
+                checks=[ValidityCheck.model_validate({"name": n, "passed": False, "reason": reason}) for n in CHECKS],
+                error=str(exc),
             )
             error = error_event(
                 event, agent=self.name, domain=self.error_domain, exc=exc, item_id=follow.source.case_id

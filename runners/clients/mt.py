@@ -125,6 +125,8 @@ class CaseOutcome:
         """The case's outcome for the figures and the report."""
         if self.validated is not None:
             p = self.validated.payload
+            if p.validity.error is not None:  # (not checked at all: no pass rate may count it)
+                return GenerationResult(self.case_id, "error", p.followup, None, p.validity.error)
             return GenerationResult(self.case_id, "valid" if p.validity.valid else "invalid", p.followup, p.validity)
         if self.generated is not None:
             g = self.generated.payload

@@ -222,11 +222,14 @@ class Validity(_Model):
 
     checks: list[ValidityCheck]
     checker: str = "offline:pixel-checks"
+    error: str | None = Field(
+        default=None, description="Why the follow-up could not be checked at all (its frames unreadable); not valid."
+    )
 
     @property
     def valid(self) -> bool:
         """All three checks passed."""
-        return all(c.passed for c in self.checks)
+        return self.error is None and all(c.passed for c in self.checks)
 
     def failing(self) -> list[str]:
         """Names of the checks that failed."""
