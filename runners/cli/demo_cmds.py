@@ -284,7 +284,6 @@ def _demo_models(cfg: Any, seconds: float = MT_DEMO_TRAIN_SECONDS) -> Path:
 
 async def _mt_part(bus: Any, cfg: Any, models_task: Any) -> tuple[tuple[str, str, str], bool]:
     from runners.ads.pool import import_models
-    from runners.ads.train import below_baseline, weak_models_warning
     from runners.cli.mt_cmds import print_experiment, print_figures
     from runners.clients.mt import case_submissions, report_outcome, submit_cases_and_collect
     from runners.host.experiment import experiment_summary, judged_cases
@@ -311,11 +310,10 @@ async def _mt_part(bus: Any, cfg: Any, models_task: Any) -> tuple[tuple[str, str
     names = sorted({v.model for j in rounds[0].judged for v in j.verdicts})
     summary = experiment_summary(
         rounds, names, experiment_id=batch, source=str(cases_dir), region="germany", band=cfg.mt_judge.band,
-        floor=cfg.mt_judge.floor,
+        floor=cfg.mt_judge.floor, models_dir=models,  # (90 s of CPU training may not beat a constant)
     )  # fmt: skip
     summary["seconds"] = round(seconds, 1)
-    weak = [m for m in below_baseline(models) if m in names]  # (90 s of CPU training may not beat a constant)
-    summary["warnings"] = [weak_models_warning(weak)] if weak else []
+    weak = summary["weak_models"]
     ref = write_experiment_report(
         store, report_ref=f"{batch}/experiment.html", summary=summary, rounds=rounds, models=names
     )

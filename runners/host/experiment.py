@@ -98,8 +98,11 @@ def experiment_summary(
     band: str,
     floor: BandFloor,
     fixed_mr: MRFields | None = None,
+    models_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """The figures of an experiment's rounds (each round's figures are filled in on the way)."""
+    """The figures of an experiment's rounds (each round's figures are filled in on the way). With the models' folder,
+    the models its training report finds no better than a constant are named (``weak_models``, ``warnings``)."""
+    weak = [m for m in below_baseline(models_dir) if m in model_names] if models_dir is not None else []
     for rr in results:
         rr.figures = round_figures(rr, model_names)
     methods = list(dict.fromkeys(rr.method for rr in results))
@@ -122,6 +125,8 @@ def experiment_summary(
         "model_errors": sorted({e for rr in results for e in rr.figures["model_errors"]}),
         # (the band asked for may fall back: automt-paper's cross-model band needs three models)
         "bands_used": sorted({v.band for rr in results for j in rr.judged for v in j.verdicts if v.band != "-"}),
+        "weak_models": weak,
+        "warnings": [weak_models_warning(weak)] if weak else [],
     }
 
 
@@ -211,11 +216,9 @@ async def run_experiment_in_process(
                 results.append(rr)
     summary = experiment_summary(
         results, model_names, experiment_id=experiment_id, source=str(cases_path), region=region,
-        band=band or config.mt_judge.band, floor=config.mt_judge.floor, fixed_mr=fixed_mr,
+        band=band or config.mt_judge.band, floor=config.mt_judge.floor, fixed_mr=fixed_mr, models_dir=models_dir,
     )  # fmt: skip
     summary["seconds"] = round(time.perf_counter() - started, 2)
-    weak = [m for m in below_baseline(models_dir) if m in model_names]
-    summary["warnings"] = [weak_models_warning(weak)] if weak else []
     ref = write_experiment_report(
         store, report_ref=f"{experiment_id}/experiment.html", summary=summary, rounds=results, models=model_names
     )
