@@ -149,11 +149,9 @@ def make_bus(cfg: DrivemtConfig, *, name: str, url: str | None = None) -> Bus:
     from bus import Bus, Subjects
     from runners.clients.discovery import find_bus_url
 
-    namespace = cfg.namespace
-    if not cfg.nats_url:  # the data dir's daemon (its state file gave the URL): speak its namespace
-        url = url or find_bus_url(cfg)
-        namespace = daemon_namespace(cfg)
-    return Bus(url=url or find_bus_url(cfg), subjects=Subjects(namespace), name=name, settings=cfg.bus)
+    url = url or find_bus_url(cfg)
+    namespace = cfg.namespace if cfg.nats_url else daemon_namespace(cfg)  # (the state file gave the URL: its daemon's)
+    return Bus(url=url, subjects=Subjects(namespace), name=name, settings=cfg.bus)
 
 
 def daemon_namespace(cfg: DrivemtConfig) -> str:
@@ -163,17 +161,13 @@ def daemon_namespace(cfg: DrivemtConfig) -> str:
     Raises:
         typer.Exit: When the given namespace is not the daemon's.
     """
+    from runners.clients.discovery import daemon_namespace as recorded
     from runners.clients.discovery import read_state
 
-    state = read_state(cfg.state_file)
-    if state is None or state.namespace == cfg.namespace:
-        return cfg.namespace
-    if "namespace" in cfg.model_fields_set:
-        raise fail(
-            f"the daemon on {cfg.data_dir} uses namespace {state.namespace!r}, not {cfg.namespace!r}: drop the "
-            "namespace setting, or pass --nats-url to reach another daemon's bus"
-        )
-    return state.namespace
+    try:
+        return recorded(read_state(cfg.state_file), cfg.namespace, given="namespace" in cfg.model_fields_set)
+    except DrivemtError as exc:
+        raise fail(str(exc)) from exc
 
 
 @asynccontextmanager

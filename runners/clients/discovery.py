@@ -15,7 +15,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from bus import NoDaemonError, port_open
+from bus import BusError, NoDaemonError, port_open
 from bus.connection import strip_credentials
 
 __all__ = [
@@ -97,6 +97,23 @@ def daemon_alive(state: DaemonState) -> bool:
     except Exception:  # no psutil data: trust the pid
         return True
     return started <= state.started_at.timestamp() + 1.0
+
+
+def daemon_namespace(state: DaemonState | None, namespace: str, *, given: bool) -> str:
+    """The namespace to speak to the daemon a state file records: its own, unless ``namespace`` was ``given``
+    explicitly (then the two must agree).
+
+    Raises:
+        BusError: When a namespace given explicitly is not the daemon's.
+    """
+    if state is None or state.namespace == namespace:
+        return namespace
+    if given:
+        raise BusError(
+            f"the daemon on {state.data_dir} uses namespace {state.namespace!r}, not {namespace!r}: drop the "
+            "namespace setting, or pass --nats-url to reach another daemon's bus"
+        )
+    return state.namespace
 
 
 def read_state(path: Path) -> DaemonState | None:

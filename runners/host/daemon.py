@@ -30,6 +30,7 @@ from memory.mr_store import StoreSettings
 from runners.clients.discovery import (
     DaemonState,
     daemon_alive,
+    daemon_namespace,
     pid_alive,
     process_start_ticks,
     read_state,
@@ -260,8 +261,6 @@ class Daemon:
         self.server_restarts += 1
         if url != self.nats_url:  # (the same port was asked for; a different answer would strand the connections)
             raise EmbeddedServerError(f"the nats-server came back on {url}, not on {self.nats_url}")
-        if self._state_written:
-            self._record_state()
         log.warning("nats-server started again", url=redact_url(url), pid=server.pid, restarts=self.server_restarts)
 
     def _fail(self, exc: BaseException) -> None:
@@ -297,13 +296,10 @@ class Daemon:
         state = read_state(cfg.state_file)
         if self.worker:
             if state is not None and daemon_alive(state):
-                if state.namespace != cfg.namespace:  # (it joins the daemon's work, in the daemon's namespace)
-                    if "namespace" in cfg.model_fields_set:
-                        raise BusError(
-                            f"the daemon on {cfg.data_dir} uses namespace {state.namespace!r}, not {cfg.namespace!r}"
-                        )
-                    self.config = cfg.model_copy(update={"namespace": state.namespace})
-                    self.subjects = Subjects(state.namespace)
+                namespace = daemon_namespace(state, cfg.namespace, given="namespace" in cfg.model_fields_set)
+                if namespace != cfg.namespace:  # (it joins the daemon's work, in the daemon's namespace)
+                    self.config = cfg.model_copy(update={"namespace": namespace})
+                    self.subjects = Subjects(namespace)
                 return state.nats_url
             raise BusError(f"a worker joins a running bus: pass --nats-url, or start a daemon on {cfg.data_dir} first")
         if state is not None and daemon_alive(state):
