@@ -220,15 +220,23 @@ def _hyphen_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     return out
 
 
+def _written_plural(tok: Token) -> bool:
+    """Whether a token is written as a plural (its folded form drops an ending of the word as written)."""
+    raw = tok.raw.lower()
+    return raw != tok.word and raw.endswith("s") and not raw.endswith("'s")
+
+
 class PhraseMatcher:
     """Finds many phrases in a token list at once, indexed by first word.
 
     Args:
         patterns: The phrases to find.
         max_gap: Words allowed between two consecutive pattern words (within one clause).
+        compounds: Whether the phrases are noun compounds (road types: "bicycle path"), whose words are found
+            apart only when the modifier is singular ("bicycles cross paths" is no bicycle path).
     """
 
-    def __init__(self, patterns: Iterable[Pattern], *, max_gap: int = 2) -> None:
+    def __init__(self, patterns: Iterable[Pattern], *, max_gap: int = 2, compounds: bool = False) -> None:
         self._by_first: dict[str, list[Pattern]] = defaultdict(list)
         given = [p for p in patterns if p.words]
         seen = {p.words for p in given}
@@ -250,6 +258,7 @@ class PhraseMatcher:
                     seen.add(words)
                     self._by_first[words[0]].append(Pattern(words, p.target, p.kind, p.weight))
         self.max_gap = max_gap
+        self.compounds = compounds
 
     def words(self) -> set[str]:
         """Every word of every phrase it finds."""
@@ -284,6 +293,8 @@ class PhraseMatcher:
                     found = j
                     break
             if found < 0:
+                return None
+            if self.compounds and found > nxt and _written_plural(toks[pos]):
                 return None
             gap += found - nxt
             pos = found

@@ -198,7 +198,7 @@ class _RegionModel:
                 # Core terms keep their own spelling; aliases re-map region terms onto core ones.
                 if existing is None or not self._is_core_road(existing.target):
                     road_patterns[words] = Pattern(words, resolved.normalised, "alias")
-        self.road_matcher = PhraseMatcher(road_patterns.values())
+        self.road_matcher = PhraseMatcher(road_patterns.values(), compounds=True)
 
         # The ego's own words are written out whole: "drive in a high-occupancy vehicle lane" is no "drive a vehicle".
         self.ego_matcher = PhraseMatcher((Pattern(tokens(p), "ego", "ego") for p in lexicon.ego_phrases), max_gap=0)
