@@ -94,6 +94,45 @@ async def test_three_parsers_and_a_validator_through_the_daemon(
     assert "Is the traffic rule supported by the MR?" in validator.create_calls[0]["messages"][-1].content
 
 
+async def test_the_rule_parser_asks_a_real_openai_client(ontology: Ontology, tool_context: RuleToolContext) -> None:
+    """Through the OpenAI SDK itself (a local server answering): the rule tools go out as strict function tools beside
+    the MR draft's JSON schema, which the SDK refuses to combine with tools that are not, and the answer is parsed."""
+    from tests.openai_stub import StubAnswer, openai_stub
+
+    answer = draft("any roads", "fog environment", "replaces", "fog environment", "slow down")
+    with openai_stub(StubAnswer(answer)) as stub:
+        client = build_model_client(ModelConfig(provider="openai", model="gpt-4o-mini", base_url=stub.base_url))
+        parser = LLMRuleParser(
+            model_client=client, label="openai:gpt-4o-mini", ontology=ontology, tool_context=tool_context
+        )
+        (cand,) = await parser.parse(rule(FOG))
+    assert cand.mr.manipulation == "fog environment" and cand.parser == "openai:gpt-4o-mini"
+    (sent,) = stub.requests
+    assert sent["response_format"]["type"] == "json_schema"
+    tools = {t["function"]["name"]: t["function"] for t in sent["tools"]}
+    assert set(tools) == {"ontology_terms", "ground_phrase", "find_rule_terms"}
+    assert all(t["strict"] and t["parameters"]["additionalProperties"] is False for t in tools.values())
+
+
+async def test_a_parser_that_fails_is_reported_not_hidden(config: DrivemtConfig, embedder: MiniLMEmbedder) -> None:
+    """A model parser that cannot answer is named in the result and the summary, beside the offline parser's MR;
+    without another parser the rule is an error (the model failed), not a rejection of the rule."""
+    broken = [ModelConfig(provider="openai", model="broken")]
+    for offline in (True, False):
+        llm = LLMSettings(parsers=broken, validator=None, include_offline_parser=offline)
+        cfg = config.model_copy(update={"llm": llm})
+        async with Daemon(cfg, embedder=embedder, model_clients={"openai:broken": replay("not JSON at all")}) as daemon:
+            assert daemon.bus is not None
+            summary = await submit_and_collect(daemon.bus, [rule(FOG, "de-01")], timeout=60)
+        (row,) = summary.rows()
+        assert [f["parser"] for f in row["parser_failures"]] == ["openai:broken"], row
+        (line,) = summary.failure_lines()
+        assert line.startswith("parser openai:broken failed on 1 of 1 rule(s)"), line
+        expected = {"accepted": 1, "rejected": 0, "error": 0} if offline else {"accepted": 0, "rejected": 0, "error": 1}
+        assert {k: summary.counts()[k] for k in expected} == expected, (offline, row)
+        assert offline or row["error"].startswith("error: openai:broken"), row
+
+
 async def test_model_answers_outside_the_ontology_are_refused(
     ontology: Ontology, tool_context: RuleToolContext
 ) -> None:

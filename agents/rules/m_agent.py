@@ -112,7 +112,9 @@ class MAgent(Agent):
             for k, cands in enumerate(offline):
                 if not cands:
                     failures[k].append(
-                        ParserFailure(parser=self.offline_parser.name, error="no ontology term found in the rule")
+                        ParserFailure(
+                            parser=self.offline_parser.name, error="no ontology term found in the rule", failed=False
+                        )
                     )
         llm = await asyncio.gather(*(self._llm_candidates(rule) for rule in rules))
         for k, (n, i, event, rule) in enumerate(jobs):

@@ -161,6 +161,7 @@ class ValidatorAgent(Agent):
                             checks=best.checks,
                             candidates=_scored(verdicts_of[n]),
                             provenance=self.provenance,
+                            parser_failures=event.payload.failures,
                         ),
                     )
                 )
@@ -206,7 +207,11 @@ class ValidatorAgent(Agent):
             **event.caused(event_id=derived_id(event.event_id, "validated")),
             producer=self.name,
             payload=MRRejectedPayload(
-                rule=payload.rule, reasons=reasons, candidates=_scored(verdicts), provenance=self.provenance
+                rule=payload.rule,
+                reasons=reasons,
+                candidates=_scored(verdicts),
+                provenance=self.provenance,
+                parser_failures=payload.failures,
             ),
         )
 

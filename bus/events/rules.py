@@ -36,6 +36,11 @@ class ParserFailure(BaseModel):
 
     parser: str
     error: str
+    failed: bool = Field(
+        default=True,
+        description="The parser could not answer (a model's error or unusable answer); false when it read the rule "
+        "and found nothing to propose.",
+    )
 
 
 class MRCandidatesPayload(BaseModel):
@@ -68,6 +73,9 @@ class MRAcceptedPayload(BaseModel):
     checks: list[CheckResult]
     candidates: list[ScoredCandidate]
     provenance: Provenance
+    parser_failures: list[ParserFailure] = Field(
+        default_factory=list, description="Parsers that proposed nothing for this rule (a model that failed), and why."
+    )
 
 
 class MRRejectedPayload(BaseModel):
@@ -77,6 +85,13 @@ class MRRejectedPayload(BaseModel):
     reasons: list[str]
     candidates: list[ScoredCandidate]
     provenance: Provenance
+    parser_failures: list[ParserFailure] = Field(
+        default_factory=list, description="Parsers that proposed nothing for this rule (a model that failed), and why."
+    )
+
+    def model_failed(self) -> bool:
+        """Whether no candidate was judged because a parser failed to answer (an error, not the rule's verdict)."""
+        return not self.candidates and any(f.failed for f in self.parser_failures)
 
 
 @registry.register

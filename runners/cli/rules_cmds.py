@@ -95,6 +95,8 @@ def submit_rules(
         console.print(f"submitted {len(rules)} rule(s); batch [bold]{result}[/]")
         return
     _print_results(result.rows())
+    for line in result.failure_lines():
+        err_console.print(f"[yellow]warning:[/] {line}", highlight=False)
     counts = result.counts()
     if counts["missing"]:
         raise fail(f"{counts['missing']} rule(s) without a result after {timeout:.0f} s")
@@ -149,6 +151,8 @@ def rules_extract(
         f"{len(rules)} rules: {counts['accepted']} accepted, {counts['rejected']} rejected, "
         f"{counts['error'] + counts['missing']} errors in {summary.seconds:.1f} s -> {out}"
     )
+    for line in summary.failure_lines():
+        err_console.print(f"[yellow]warning:[/] {line}", highlight=False)
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -217,5 +221,7 @@ def _print_summary(summary: Any, rows: list[dict[str, Any]]) -> None:
         f"{len(rows)} rules: [green]{c['accepted']} accepted[/], [yellow]{c['rejected']} rejected[/], "
         f"[red]{c['error'] + c['missing']} errors[/] in {summary.seconds:.1f} s ({rate:.1f} rules/s)"
     )
+    for line in summary.failure_lines():
+        console.print(f"[yellow]warning:[/] {line}", highlight=False)
     if summary.provenance is not None:
         console.print(f"[dim]models: {', '.join(summary.provenance.models)}[/]")

@@ -81,10 +81,10 @@ class RuleResult:
 
     @property
     def kind(self) -> str:
-        """``accepted``, ``rejected`` or ``error``."""
+        """``accepted``, ``rejected`` or ``error`` (a rejection only because a model failed to answer is an error)."""
         if isinstance(self.event, MRAccepted):
             return "accepted"
-        if isinstance(self.event, MRRejected):
+        if isinstance(self.event, MRRejected) and not self.event.payload.model_failed():
             return "rejected"
         return "error"
 
@@ -143,6 +143,25 @@ class RunSummary:
         """One output row per rule, in input order."""
         return [result_row(rule, self.results.get(rule.id)) for rule in self.rules]
 
+    def parser_failures(self) -> dict[str, tuple[int, str]]:
+        """Each parser that failed to answer (a model's error or unusable answer): on how many rules, and its first
+        error; the rules' MRs then came from the other parsers."""
+        out: dict[str, tuple[int, str]] = {}
+        for res in self.results.values():
+            if isinstance(res.event, MRAccepted | MRRejected):
+                for f in res.event.payload.parser_failures:
+                    if f.failed:
+                        n, first = out.get(f.parser, (0, f.error))
+                        out[f.parser] = (n + 1, first)
+        return out
+
+    def failure_lines(self) -> list[str]:
+        """One warning line per parser that failed to answer (see :meth:`parser_failures`)."""
+        return [
+            f"parser {parser} failed on {n} of {len(self.rules)} rule(s), e.g. {first[:300]}"
+            for parser, (n, first) in sorted(self.parser_failures().items())
+        ]
+
 
 def result_row(rule: TrafficRule, result: RuleResult | None) -> dict[str, Any]:
     """The JSONL object of one rule: MR fields, Gherkin, score, or null fields and an error."""
@@ -176,7 +195,7 @@ def result_row(rule: TrafficRule, result: RuleResult | None) -> dict[str, Any]:
             provenance=event.payload.provenance.model_dump(mode="json"),
         )
     elif isinstance(event, MRRejected):
-        row["error"] = "rejected: " + "; ".join(event.payload.reasons)
+        row["error"] = ("error: " if event.payload.model_failed() else "rejected: ") + "; ".join(event.payload.reasons)
         row["candidates"] = [
             {"gherkin": c.candidate.gherkin, "score": c.score, "parser": c.candidate.parser}
             for c in event.payload.candidates
@@ -184,6 +203,10 @@ def result_row(rule: TrafficRule, result: RuleResult | None) -> dict[str, Any]:
         row["provenance"] = event.payload.provenance.model_dump(mode="json")
     elif isinstance(event, ErrorReported):
         row["error"] = f"{event.payload.error_type}: {event.payload.reason}"
+    if isinstance(event, MRAccepted | MRRejected) and (
+        failed := [f for f in event.payload.parser_failures if f.failed]
+    ):
+        row["parser_failures"] = [{"parser": f.parser, "error": f.error} for f in failed]
     return row
 
 

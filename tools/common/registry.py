@@ -89,7 +89,8 @@ class ToolRegistry:
         out = []
         for n in names:
             spec = self.get(n)
-            out.append(FunctionTool(_bind(spec.func, ctx), description=spec.description, name=spec.name))
+            # Strict: OpenAI's structured output (the M-Agent's MR draft) refuses to run beside a tool that is not.
+            out.append(FunctionTool(_bind(spec.func, ctx), description=spec.description, name=spec.name, strict=True))
         return out
 
 
