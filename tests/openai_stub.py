@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ class StubAnswer:
 
     content: str = ""
     status: int = 200
+    delay_s: float = 0.0
 
 
 @dataclass
@@ -43,6 +45,7 @@ def openai_stub(*answers: StubAnswer) -> Iterator[OpenAIStub]:
             with lock:
                 stub.requests.append(body)
                 answer = script[min(len(stub.requests), len(script)) - 1]
+            time.sleep(answer.delay_s)
             if answer.status == 200:
                 out: dict[str, Any] = {
                     "id": f"stub-{len(stub.requests)}",
@@ -71,6 +74,8 @@ def openai_stub(*answers: StubAnswer) -> Iterator[OpenAIStub]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True  # a slow answer still asleep does not hold the block's end
+    server.block_on_close = False
     stub = OpenAIStub(base_url=f"http://127.0.0.1:{server.server_port}/v1")
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

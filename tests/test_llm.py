@@ -196,6 +196,37 @@ def test_provider_configuration_errors() -> None:
         build_model_client(ModelConfig(provider="replay", model="x"))
     with pytest.raises(ValueError, match="needs llm.model"):
         LLMSettings(provider="openai")
+    # A misspelt key is refused, not ignored (the key would have come from the default variable).
+    with pytest.raises(ValueError, match="api_key_enf"):
+        ModelConfig.model_validate({"provider": "openai", "model": "m", "api_key_enf": "MY_KEY"})
+    with pytest.raises(ValueError, match="modle"):
+        LLMSettings.model_validate({"provider": "openai", "modle": "m", "model": "m"})
+
+
+async def test_a_model_that_does_not_answer_in_time_fails_in_time(
+    ontology: Ontology, tool_context: RuleToolContext
+) -> None:
+    """A request past the model's timeout_s fails (after max_retries more tries) instead of waiting out the SDK's
+    ten minutes; the shorthand carries the timeout and model_info to its model."""
+    import time
+
+    from tests.openai_stub import StubAnswer, openai_stub
+    from tools.errors import LLMResponseError
+
+    with openai_stub(
+        StubAnswer(draft("any roads", "fog environment", "replaces", "fog", "slow down"), delay_s=30)
+    ) as stub:
+        llm = LLMSettings(provider="openai", model="local", base_url=stub.base_url, model_info=INFO, timeout_s=1.0)
+        (model,) = llm.parsers
+        assert model.timeout_s == 1.0 and model.model_info == INFO
+        client = build_model_client(model.model_copy(update={"max_retries": 1}), api_key="k")
+        parser = LLMRuleParser(model_client=client, label=model.label, ontology=ontology, tool_context=tool_context)
+        start = time.monotonic()
+        with pytest.raises(LLMResponseError, match="openai:local"):
+            await parser.parse(rule(FOG))
+        took = time.monotonic() - start
+    assert took < 15, took
+    assert len(stub.requests) == 2  # the first try and one retry
 
 
 def test_providers_build_real_clients(tmp_path: Path) -> None:

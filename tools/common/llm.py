@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tools.errors import LLMConfigurationError
 
@@ -26,6 +26,8 @@ _DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"
 
 class ModelConfig(BaseModel):
     """One model."""
+
+    model_config = ConfigDict(extra="forbid")
 
     provider: Provider = Field(description="openai (also OpenAI-compatible URLs), anthropic, or replay (tests).")
     model: str = Field(min_length=1, description="Model name, e.g. gpt-4o-mini or claude-sonnet-4-20250514.")
@@ -40,6 +42,10 @@ class ModelConfig(BaseModel):
         "e.g. {vision: false, function_calling: true, json_output: true, structured_output: true, family: unknown}.",
     )
     replay_file: Path | None = Field(default=None, description="replay only: JSON list of recorded answers.")
+    timeout_s: float = Field(
+        default=180.0, gt=0, description="Seconds one request may take before it fails (and is tried again)."
+    )
+    max_retries: int = Field(default=2, ge=0, le=10, description="Tries again after a failed or timed-out request.")
 
     @property
     def label(self) -> str:
@@ -55,12 +61,18 @@ class ModelConfig(BaseModel):
 class LLMSettings(BaseModel):
     """Which reasoner each step uses."""
 
+    model_config = ConfigDict(extra="forbid")
+
     provider: Literal["offline", "openai", "anthropic", "replay"] = Field(
         default="offline",
         description="offline = ontology-grounded extraction, no model; otherwise the provider of 'model'.",
     )
     model: str | None = Field(default=None, description="Shorthand: one model as parser and validator.")
     base_url: str | None = Field(default=None, description="Shorthand: OpenAI-compatible server URL for 'model'.")
+    model_info: dict[str, Any] | None = Field(
+        default=None, description="Shorthand: autogen ModelInfo for 'model' when autogen does not know it."
+    )
+    timeout_s: float = Field(default=180.0, gt=0, description="Shorthand: seconds one request to 'model' may take.")
     parsers: list[ModelConfig] = Field(default_factory=list, description="Parallel rule parsers (AutoMT used three).")
     validator: ModelConfig | None = Field(default=None, description="The model answering the validation questions.")
     include_offline_parser: bool = Field(default=True, description="Also propose the offline parser's candidates.")
@@ -83,11 +95,23 @@ class LLMSettings(BaseModel):
         if self.provider != "offline" and not self.parsers:
             if not self.model:
                 raise ValueError(f"llm.provider {self.provider!r} needs llm.model (or llm.parsers)")
-            one = ModelConfig(provider=self.provider, model=self.model, base_url=self.base_url)
+            one = self.shorthand()
             self.parsers = [one]
             if self.validator is None:
                 self.validator = one
         return self
+
+    def shorthand(self) -> ModelConfig:
+        """The one model the shorthand (``provider``, ``model``, ``base_url``, ``model_info``, ``timeout_s``) names."""
+        if self.provider == "offline" or not self.model:
+            raise ValueError("the llm shorthand needs a provider other than offline and a model")
+        return ModelConfig(
+            provider=self.provider,
+            model=self.model,
+            base_url=self.base_url,
+            model_info=self.model_info,
+            timeout_s=self.timeout_s,
+        )
 
     @property
     def uses_llm(self) -> bool:
@@ -110,7 +134,12 @@ def build_model_client(config: ModelConfig, *, api_key: str | None = None) -> An
 
         if not api_key and not config.base_url:
             raise LLMConfigurationError(f"{config.label} needs an API key in ${config.key_env} (or a base_url)")
-        kwargs: dict[str, Any] = {"model": config.model, "temperature": config.temperature}
+        kwargs: dict[str, Any] = {
+            "model": config.model,
+            "temperature": config.temperature,
+            "timeout": config.timeout_s,
+            "max_retries": config.max_retries,
+        }
         if config.base_url:
             kwargs["base_url"] = config.base_url
         kwargs["api_key"] = api_key or "not-needed"
@@ -119,13 +148,21 @@ def build_model_client(config: ModelConfig, *, api_key: str | None = None) -> An
         try:
             return OpenAIChatCompletionClient(**kwargs)
         except ValueError as exc:  # unknown model without model_info
-            raise LLMConfigurationError(f"{config.label}: {exc}; give llm model_info for this model") from exc
+            raise LLMConfigurationError(
+                f"{config.label}: {exc}; give model_info for this model (llm.model_info with the shorthand)"
+            ) from exc
     if config.provider == "anthropic":
         from autogen_ext.models.anthropic import AnthropicChatCompletionClient
 
         if not api_key:
             raise LLMConfigurationError(f"{config.label} needs an API key in ${config.key_env}")
-        kwargs = {"model": config.model, "temperature": config.temperature, "api_key": api_key}
+        kwargs = {
+            "model": config.model,
+            "temperature": config.temperature,
+            "api_key": api_key,
+            "timeout": config.timeout_s,
+            "max_retries": config.max_retries,
+        }
         if config.model_info:
             kwargs["model_info"] = config.model_info
         try:
@@ -165,7 +202,7 @@ def describer_model(llm: LLMSettings) -> ModelConfig | None:
     if llm.provider == "offline":
         return None
     if llm.model:
-        return ModelConfig(provider=llm.provider, model=llm.model, base_url=llm.base_url)
+        return llm.shorthand()
     return llm.validator
 
 
@@ -183,5 +220,5 @@ def crash_extractor_model(llm: LLMSettings) -> ModelConfig | None:
     if llm.provider == "offline":
         return None
     if llm.model:
-        return ModelConfig(provider=llm.provider, model=llm.model, base_url=llm.base_url)
+        return llm.shorthand()
     return llm.validator
