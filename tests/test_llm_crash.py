@@ -329,3 +329,30 @@ async def test_unusable_meta_retry_keeps_the_first_answer_with_its_doubts(
     assert scenario.road_network.road_type == "Straight" and scenario.road_network.lanes == 5
     doubts = [n for n in scenario.notes if n.startswith("meta message doubts left")]
     assert len(doubts) == 1 and "crossing directions" in doubts[0] and "the retry's answer was unusable" in doubts[0]
+
+
+def test_crash_extract_names_who_extracted_each_case(tmp_path: Path) -> None:
+    """When the configured model's answer is unusable (here a refusal from a real OpenAI client's server) and the
+    offline rules read the report instead, the summary and each JSONL row say so; they named the model."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+    from tests.openai_stub import StubAnswer, openai_stub
+
+    with openai_stub(StubAnswer("I am sorry, I cannot help with crash reports.")) as stub:
+        model = {"provider": "openai", "model": "local", "base_url": stub.base_url, "max_retries": 0}
+        model["model_info"] = {"vision": False, "function_calling": True, "json_output": True,
+                               "structured_output": True, "family": "unknown"}  # fmt: skip
+        cfg = tmp_path / "drivemt.yaml"
+        cfg.write_text(yaml.safe_dump({"llm": {"crash_extractor": model}}))
+        out = tmp_path / "out.jsonl"
+        case = FIXTURES / "crashes" / "119839"
+        result = CliRunner().invoke(app, ["crash", "extract", str(case), "-o", str(out), "-c", str(cfg)])
+    assert result.exit_code == 0, result.output
+    assert stub.requests, "the model was never asked"
+    said = " ".join(result.stdout.split())  # the console wraps long lines
+    assert "1 of 1 case(s) extracted (1 by offline:crash-rules (the model's answer was unusable))" in said, said
+    assert "by openai:local" not in said
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["extractor"] == "offline:crash-rules" and row["scenario"] is not None

@@ -46,8 +46,9 @@ def register(app: typer.Typer) -> None:
     submit_app.command("crash")(submit_crash)
 
 
-def _extract_all(path: Path, config: Path | None = None) -> tuple[list[tuple[str, Any, str | None]], str]:
-    """(case id, scenario or None, error) for every case under ``path``, and the extractor's name.
+def _extract_all(path: Path, config: Path | None = None) -> tuple[list[tuple[str, Any, str | None, str | None]], str]:
+    """(case id, scenario or None, error, the extractor that produced the scenario) for every case under ``path``,
+    and the configured extractor's name.
 
     The configured crash model (``llm.crash_extractor``, or the shorthand ``llm.model``) reads the reports when
     there is one, with the offline rules as its fallback, exactly as the CrashExtractor agent does; otherwise
@@ -77,21 +78,35 @@ def _extract_all(path: Path, config: Path | None = None) -> tuple[list[tuple[str
         raise fail(str(exc)) from exc
     agent = CrashExtractorAgent(templates=None, provenance=Provenance(config_hash=cfg.hash, ontology_hash=""), llm=llm)
     templates = packaged_templates()
-    out: list[tuple[str, Any, str | None]] = []
+    out: list[tuple[str, Any, str | None, str | None]] = []
 
     async def run_all() -> None:
         with Progress(console=err_console, transient=True) as progress:
             task = progress.add_task("extracting", total=len(folders))
             for folder in folders:
                 try:
-                    scenario, _name, _models = await agent.extract(read_case(folder), templates)
-                    out.append((folder.name, scenario, None))
+                    scenario, name, _models = await agent.extract(read_case(folder), templates)
+                    out.append((folder.name, scenario, None, name))
                 except DrivemtError as exc:
-                    out.append((folder.name, None, str(exc)))
+                    out.append((folder.name, None, str(exc), None))
                 progress.advance(task)
 
     asyncio.run(run_all())
     return out, llm.name if llm is not None else OFFLINE_CRASH_EXTRACTOR
+
+
+def _extracted_by(results: list[tuple[str, Any, str | None, str | None]], configured: str) -> str:
+    """Who extracted the scenarios: the configured extractor's name, or how many each extractor did when the offline
+    rules stood in for a model whose answer was unusable."""
+    from collections import Counter
+
+    counts = Counter(name for _, scenario, _, name in results if scenario is not None and name)
+    if set(counts) <= {configured}:
+        return configured
+    return ", ".join(
+        f"{n} by {name}" + ("" if name == configured else " (the model's answer was unusable)")
+        for name, n in counts.most_common()
+    )
 
 
 @crash_app.command("extract")
@@ -118,7 +133,7 @@ def crash_extract(
         import yaml
 
         out.mkdir(parents=True, exist_ok=True)
-        for case_id, scenario, _ in results:
+        for case_id, scenario, _, _ in results:
             if scenario is not None:
                 (out / f"{case_id}.yaml").write_text(
                     yaml.safe_dump(scenario.to_safe(), sort_keys=False), encoding="utf-8"
@@ -126,11 +141,18 @@ def crash_extract(
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", encoding="utf-8") as fh:
-            for case_id, scenario, error in results:
-                row = {"case_id": case_id, "scenario": scenario.to_dict() if scenario else None, "error": error}
+            for case_id, scenario, error, name in results:
+                row = {
+                    "case_id": case_id,
+                    "scenario": scenario.to_dict() if scenario else None,
+                    "error": error,
+                    "extractor": name,
+                }
                 fh.write(json.dumps(row) + "\n")
-    errors = [(c, e) for c, _, e in results if e]
-    console.print(f"{len(results) - len(errors)} of {len(results)} case(s) extracted by {extractor} -> {out}")
+    errors = [(c, e) for c, _, e, _ in results if e]
+    by = _extracted_by(results, extractor)
+    by = f"by {by}" if by == extractor else f"({by})"
+    console.print(f"{len(results) - len(errors)} of {len(results)} case(s) extracted {by} -> {out}")
     for case_id, error in errors:
         err_console.print(f"[red]{case_id}[/]: {error}", highlight=False)
 
@@ -154,10 +176,10 @@ def eval_crashes(
     report = CrashScoreReport()
     results, extractor = _extract_all(directory, config)
     golds: dict[str, Any] = {}
-    for case_id, _, error in results:
+    for case_id, _, error, _ in results:
         if error is not None:
             err_console.print(f"[yellow]{case_id}[/]: no scenario, scored as a miss: {error}", highlight=False)
-    for case_id, scenario, _ in results:
+    for case_id, scenario, _, _ in results:
         gold_path = (directory / case_id if directory.name != case_id else directory) / "gold.yaml"
         if not gold_path.is_file():
             err_console.print(f"[yellow]{case_id}[/]: no gold.yaml, not scored")
@@ -195,7 +217,9 @@ def eval_crashes(
     if json_out:
         print(json.dumps({**report.as_dict(), **{k: v.as_dict() for k, v in rows.items() if k != "drivemt"}}))
         return
-    table = Table(title=f"{directory.name}: {report.n} cases ({extractor})", title_justify="left")
+    table = Table(
+        title=f"{directory.name}: {report.n} cases ({_extracted_by(results, extractor)})", title_justify="left"
+    )
     table.add_column("part")
     headers = {"leave-one-out": "LOO", "leave-one-out, strict": "LOO strict"}
     for name in rows:
