@@ -163,19 +163,25 @@ def test_plan_runs_counts_every_ego_policy_and_variant() -> None:
 
 
 def test_reproduction_flag_logic() -> None:
-    """Reproduced = first vehicle-vehicle collision is a reported pair (any pair when none is reported)."""
+    """Reproduced = the ego's first collision with another vehicle is a reported pair (any when none is reported):
+    scripted vehicles crashing while the ego keeps clear reproduce nothing of the ego's."""
 
     def col(t: float, a: str, b: str) -> SimCollision:
         return SimCollision(t=t, a=a, b=b, speed_a_mps=10.0, speed_b_mps=None if not b.startswith("V") else 5.0)
 
     reported = [("V2", "V1")]
     assert run_outcome([col(3.0, "V1", "V2")], reported, "V1") == RunOutcome(True, True)
-    assert run_outcome([col(2.0, "V1", "V3"), col(3.0, "V1", "V2")], reported, "V2") == RunOutcome(False, True)
-    assert run_outcome([col(1.0, "V2", "sidewalk"), col(3.0, "V1", "V2")], reported, "V3") == RunOutcome(True, False)
+    # The ego V2 is in the reported crash, after two other vehicles touched.
+    assert run_outcome([col(2.0, "V1", "V3"), col(3.0, "V1", "V2")], reported, "V2") == RunOutcome(True, True)
+    # The ego V1's first vehicle collision is not the reported one.
+    assert run_outcome([col(2.0, "V1", "V3"), col(3.0, "V1", "V2")], reported, "V1") == RunOutcome(False, True)
+    # The reported pair crashed, but the ego V3 was in no collision: not reproduced by this ego.
+    assert run_outcome([col(1.0, "V2", "sidewalk"), col(3.0, "V1", "V2")], reported, "V3") == RunOutcome(False, False)
     assert run_outcome([col(1.0, "V1", "sidewalk")], reported, "V1") == RunOutcome(
         False, True
     )  # a violation, not the crash
-    assert run_outcome([col(2.0, "V3", "V2")], [], "V1") == RunOutcome(True, False)  # none reported: any two actors
+    assert run_outcome([col(2.0, "V3", "V2")], [], "V1") == RunOutcome(False, False)  # none reported: the ego's own
+    assert run_outcome([col(2.0, "V3", "V1")], [], "V1") == RunOutcome(True, True)
     assert run_outcome([], reported, "V1") == RunOutcome(False, False)
 
 

@@ -305,8 +305,8 @@ def crash_run(
     """Extract, simulate and judge crash reports: every vehicle in turn as the ego, K seeded variants each.
 
     Runs on a private embedded bus with --workers simulator processes; records, top-down PNGs, GIFs and
-    an HTML report go to <data dir>/runs/<batch>/. A crash is reproduced when, in some run, the first
-    collision is between the vehicles the report says collided, with the ego under its policy.
+    an HTML report go to <data dir>/runs/<batch>/. A crash is reproduced when, in some run, the ego's
+    first collision with another vehicle is between vehicles the report says collided.
     """
     import os
 

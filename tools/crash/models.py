@@ -457,7 +457,7 @@ class CaseVerdict(_RunModel):
     runs: int = Field(ge=0, description="Runs judged.")
     reproduced: bool
     reproduced_by: list[str] = Field(
-        default_factory=list, description="Run ids whose first collision was the reported one."
+        default_factory=list, description="Run ids whose ego's first collision with a vehicle was a reported one."
     )
     reproduced_per_ego: dict[str, bool] = Field(default_factory=dict, description="'<ego>/<policy>' -> reproduced.")
     violations: int = Field(ge=0, description="Runs in which the ego collided.")

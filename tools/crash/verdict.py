@@ -5,9 +5,10 @@ simulators judge their runs with :func:`run_outcome`; the Judge, ``verdict.json`
 judge cases with :func:`case_verdict`, so the figures a person reads in the report are the ones the bus
 carried.
 
-* A run **reproduces** the reported crash when its first collision between two vehicles is a pair the
-  report says collided. A report that names no colliding pair is reproduced by any collision between two
-  vehicles.
+* A run **reproduces** the reported crash when the ego's first collision with another vehicle is a pair the
+  report says collided: the ego under its policy is in the crash (scripted vehicles colliding while the ego
+  keeps clear reproduce nothing of the ego's). A report that names no colliding pair is reproduced by any
+  collision of the ego with another vehicle.
 * A run is a **violation** when the ego was in any collision: with a vehicle, an object or the road side.
 * A case is **reproduced** when any run that could be done reproduced it; its violations are counted
   over every run, and the 1st/2nd/3rd violating run numbers follow SAFE's Table 6.
@@ -41,7 +42,7 @@ def run_outcome(
         reported_pairs: The collisions the crash report names (the scenario's ``collisions``).
         ego_id: The actor the ego policy drove.
     """
-    first = first_vehicle_collision(list(collisions))
+    first = first_vehicle_collision([c for c in collisions if c.involves(ego_id)])
     pairs = {frozenset(p) for p in reported_pairs}
     if first is None:
         reproduced = False
