@@ -6,7 +6,7 @@
 
 Each case is extracted by the offline extractor (``OfflineCrashExtractor``), then every actor in turn is
 the ego under each policy, in K seeded variants (SAFE's protocol). A case counts as reproduced when at
-least one run's first vehicle-vehicle collision is a pair the report names, with the ego driven by its
+least one run's first collision of the ego with another vehicle is a pair the report names, the ego driven by its
 policy. Cases are spread over N worker processes, each with one warm MetaDrive engine (a case's runs stay
 in one worker, so its map is built once).
 
