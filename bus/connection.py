@@ -25,7 +25,13 @@ from typing import Any
 import structlog
 from nats.aio.client import Client as NATSClient
 from nats.js import JetStreamContext, api
-from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import (
+    BadRequestError,
+    BucketNotFoundError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+    NoStreamResponseError,
+)
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, Field, SecretStr
 
@@ -315,6 +321,20 @@ class Bus:
         return redact_url(self._nc.connected_url.geturl())
 
     # -- streams ------------------------------------------------------------------------------
+    async def _check_own_stream(self, name: str) -> None:
+        """Refuse to update a stream that holds another namespace's subjects (stream names fold letter case and '-'
+        into '_', so "drivemt" and "Drivemt" name the same streams): updating it would take the other deployment's
+        streams, buckets and queued work over."""
+        info = await self.js.stream_info(name)
+        own = f"{self.subjects.namespace}."
+        theirs = [s for s in info.config.subjects or [] if not s.startswith(own)]
+        if theirs:
+            other = theirs[0].split(".", 1)[0]
+            raise BusError(
+                f"stream {name} belongs to namespace {other!r} on this server; namespace {self.subjects.namespace!r} "
+                "would share its streams (their names ignore letter case and '-' against '_'): choose another namespace"
+            )
+
     async def ensure_streams(self) -> None:
         """Create or update the namespace's streams and the handled-ids bucket."""
         names = self.subjects.streams
@@ -367,6 +387,7 @@ class Bus:
             except BadRequestError as exc:
                 if exc.err_code != 10058:  # 10058: stream name already in use with another configuration
                     raise BusError(f"cannot create stream {spec.name}: {exc.description}") from exc
+                await self._check_own_stream(spec.name)
                 await self.js.update_stream(config=spec)
         try:
             self._kv = await self.js.key_value(names.processed_bucket)
@@ -422,7 +443,13 @@ class Bus:
         """
         subject = event.subject(self.subjects)
         data = encode_event(event)
-        return await self.js.publish(subject, data, headers={"Nats-Msg-Id": event.event_id})
+        try:
+            return await self.js.publish(subject, data, headers={"Nats-Msg-Id": event.event_id})
+        except NoStreamResponseError as exc:
+            raise BusError(
+                f"no stream on this server takes {subject}: no deployment of namespace {self.subjects.namespace!r} "
+                "has made its streams here (start its daemon, or give the namespace of the one running)"
+            ) from exc
 
     async def publish_many(self, events: Sequence[Event], *, concurrency: int = 256) -> list[api.PubAck | None]:
         """Publish several events concurrently (bounded), waiting for every acknowledgement."""

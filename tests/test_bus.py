@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from bus import Bus, BusError, EmbeddedNatsServer, RulesSubmitted, adoptable, port_open
 from bus.events import RulesSubmittedPayload
 from bus.rpc import RpcBadRequestError, RpcError, RpcMethod, call, serve
+from bus.subjects import Subjects
 from tools.errors import BadInputError
 from tools.rules.models import TrafficRule
 
@@ -117,6 +118,28 @@ async def test_streams_are_idempotent_to_ensure(bus: Bus) -> None:
     await bus.ensure_streams()
     info = await bus.js.stream_info(bus.subjects.streams.inputs)
     assert info.state.messages == 1
+
+
+async def test_a_namespace_that_folds_onto_another_is_refused(bus: Bus, nats_url: str) -> None:
+    """Stream names fold letter case and '-' into '_': a second deployment whose namespace differs from this one only
+    so is refused with the reason, and this one's streams keep their subjects and messages."""
+    ev = RulesSubmitted(producer="t", payload=RulesSubmittedPayload(rules=[TrafficRule(id="a", text="x")]))
+    await bus.publish(ev)
+    before = (await bus.js.stream_info(bus.subjects.streams.inputs)).config.subjects
+    other = Bus(url=nats_url, subjects=Subjects(bus.subjects.namespace.upper()), name="pytest-other")
+    await other.connect()
+    try:
+        with pytest.raises(BusError, match=f"belongs to namespace {bus.subjects.namespace!r}"):
+            await other.ensure_streams()
+    finally:
+        await other.close()
+    info = await bus.js.stream_info(bus.subjects.streams.inputs)
+    assert info.config.subjects == before and info.state.messages == 1
+    await bus.ensure_streams()  # its own streams are still its own
+    # The other namespace's client, without streams of its own, is told so when it publishes.
+    async with Bus(url=nats_url, subjects=Subjects(bus.subjects.namespace.upper()), name="pytest-client") as client:
+        with pytest.raises(BusError, match="no stream on this server takes"):
+            await client.publish(ev)
 
 
 async def test_handled_marks(bus: Bus) -> None:
