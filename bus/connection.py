@@ -387,7 +387,7 @@ class Bus:
             except BadRequestError as exc:
                 if exc.err_code != 10058:  # 10058: stream name already in use with another configuration
                     raise BusError(f"cannot create stream {spec.name}: {exc.description}") from exc
-                await self._check_own_stream(spec.name)
+                await self._check_own_stream(spec.name or "")
                 await self.js.update_stream(config=spec)
         try:
             self._kv = await self.js.key_value(names.processed_bucket)
