@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 import structlog
 from nats.aio.client import Client as NATSClient
@@ -230,6 +231,12 @@ class Bus:
                 (at once, instead of retrying until the timeout). The message never shows a password or token.
         """
         auth_options = self.settings.auth.connect_options()
+        schemes = {urlsplit(u).scheme.lower() if "://" in u else "nats" for u in self.servers}
+        if unknown := schemes - {"nats", "tls", "ws", "wss"}:
+            raise BusError(
+                f"cannot connect to NATS at {redact_url(', '.join(self.servers))}: unsupported scheme "
+                f"{', '.join(sorted(unknown))}: use nats://, tls://, ws:// or wss://"
+            )
         refused: list[str] = []
         first: asyncio.Task[None] | None = None
 
@@ -276,6 +283,18 @@ class Bus:
                 reason = _refused(exc) or str(exc) or type(exc).__name__
             where = redact_url(", ".join(self.servers))
             raise BusError(f"cannot connect to NATS at {where}: {redact_url(reason)}") from exc
+        # nats-py upgrades to TLS only when the server requires it: a tls:// URL or TLS files given against a server
+        # that does not would talk in plain text without a word.
+        wants_tls = "tls" in schemes or "tls" in auth_options
+        info = getattr(nc, "_server_info", None) or {}
+        if wants_tls and not info.get("tls_required") and not (schemes <= {"ws", "wss"}):
+            with contextlib.suppress(Exception):
+                await nc.close()
+            raise BusError(
+                f"cannot connect to NATS at {redact_url(', '.join(self.servers))}: TLS was "
+                "asked for (a tls:// URL or bus.auth TLS files) but the server does not require TLS, so the "
+                "connection would not be encrypted; configure TLS on the server, or use nats:// without TLS files"
+            )
         self._nc = nc
         self._js = self._nc.jetstream(timeout=10.0)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import certifi
 import numpy as np
 import psutil
 import pytest
@@ -311,6 +312,18 @@ async def test_a_server_requiring_tls_with_client_certificates(tmp_path: Path) -
         full = NatsAuth(tls_ca_file=f["ca.pem"], tls_cert_file=f["client.pem"], tls_key_file=f["client.key"])
         await assert_works(tls_url, full)
         await assert_works(tls_url, full.model_copy(update={"tls_hostname": "localhost"}))
+
+
+async def test_tls_asked_of_a_server_without_it_is_refused_not_sent_in_plain_text(tmp_path: Path) -> None:
+    """A tls:// URL, or TLS files, against a server that does not require TLS would have talked in plain text (the
+    client upgrades only when the server asks): refused with the reason; a URL of another scheme is refused at once."""
+    async with nats_server(tmp_path) as url:
+        netloc = urlsplit(url).netloc
+        await assert_refused(f"tls://{netloc}", match="server does not require TLS")
+        ca = Path(certifi.where())  # any CA bundle: TLS files given ask for TLS
+        await assert_refused(url, NatsAuth(tls_ca_file=ca), match="server does not require TLS")
+        await assert_works(url)
+    await assert_refused(f"http://{netloc}", match="unsupported scheme http")
 
 
 # -- secrets never shown --------------------------------------------------------------------------------------------
