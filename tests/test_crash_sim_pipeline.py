@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -297,6 +299,25 @@ async def test_verdicts_and_report_agree_and_the_report_is_drawn_once_the_batch_
     # The last one links the report (drawn once, when the batch is complete), for the console's Batches pane.
     links = {e.payload.done: e.payload.report for e in progress}  # type: ignore[attr-defined]
     assert links[1] is None and links[2] == f"{batch}/crashes.html"
+
+
+def test_ctrl_c_in_the_terminal_leaves_the_simulator_child_to_its_parent(tmp_path: Path) -> None:
+    """Ctrl-C signals the whole process group: the child ignores it (it died with a traceback and the parent started a
+    new one to retry the run), so the parent alone ends the runs, by closing the worker."""
+    scenario = OfflineCrashExtractor().extract(read_case(FIXTURES / "crashes" / "119839"))
+    settings = SimSettings(variants=1, render_png=False, render_gif=False, duration_s=5)
+    worker = SimWorker(name="test-sim-sigint")
+    try:
+        for attempt in range(2):
+            with pytest.raises(SimulatorRefusedError):  # (BeamNG is not installed: a quick refusal by a live child)
+                worker.run("beamng", scenario, RunSpec(case_id="119839", ego_id="V1"), settings, tmp_path)
+            if attempt == 0:
+                os.kill(worker._proc.pid, signal.SIGINT)
+                time.sleep(1.0)
+                assert worker._proc.is_alive()
+        assert worker.restarts == 0
+    finally:
+        worker.close()
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import signal
 import threading
 import time
 import traceback
@@ -92,6 +93,9 @@ def _simulator(kind: str, settings: SimSettings, options: dict[str, Any] | None)
 
 def _serve(conn: Connection) -> None:
     """Child main loop: one request at a time until ``None`` or the pipe closes."""
+    # Ctrl-C in a terminal signals the whole process group: the parent alone decides how its runs end (closing the
+    # worker), so the child neither dies mid-run with a traceback nor has the parent start a new one to retry.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     while True:
