@@ -301,6 +301,36 @@ async def test_verdicts_and_report_agree_and_the_report_is_drawn_once_the_batch_
     assert links[1] is None and links[2] == f"{batch}/crashes.html"
 
 
+def test_batch_totals_count_what_could_be_reproduced_and_each_case_s_own_runs() -> None:
+    """A scenario with one vehicle (a pedestrian or a bicycle the DSL cannot hold) has no crash to reproduce and is
+    out of the reproduction rate's denominator; seconds per scenario are over the scenarios simulated; the runs a
+    scenario needed for its 1st/2nd violation are its own (as its verdict counts them), averaged over the scenarios
+    that had one (they ran on over the batch in case order)."""
+    from tools.crash.models import RunRecord
+    from tools.crash.report import CaseResult, batch_totals
+
+    def case(case_id: str, actors: int, outcomes: list[tuple[bool, bool]], error: str | None = None) -> CaseResult:
+        scenario = {"actors": [{"id": f"V{i + 1}"} for i in range(actors)]}
+        runs = [
+            RunRecord(spec=RunSpec(case_id=case_id, ego_id="V1", variant=k), simulator="test", reproduced=rep,
+                      ego_collided=hit, wall_seconds=2.0, error=error)
+            for k, (rep, hit) in enumerate(outcomes)
+        ]  # fmt: skip
+        return CaseResult(case_id=case_id, folder=f"crashes/{case_id}", case={"scenario": scenario}, runs=runs)
+
+    cases = [
+        case("a", 2, [(False, False), (False, False), (True, True)]),  # 1st violation at its run 3
+        case("b", 2, [(False, True), (False, True)]),  # at its runs 1 and 2
+        case("c", 1, [(False, True)]),  # one vehicle: a violation, nothing to reproduce
+        case("d", 2, [(False, False)], error="the simulator refused"),  # no run done
+    ]
+    totals = batch_totals(cases)
+    assert (totals["scenarios"], totals["reproducible"], totals["reproduced"]) == (4, 3, 1)
+    assert totals["seconds_per_scenario"] == pytest.approx(12.0 / 3)  # 6 runs of 2 s over the 3 simulated
+    assert totals["nth_violation"] == [pytest.approx((3 + 1 + 1) / 3), 2.0, None]
+    assert not cases[2].reproducible and cases[0].reproducible
+
+
 def test_ctrl_c_in_the_terminal_leaves_the_simulator_child_to_its_parent(tmp_path: Path) -> None:
     """Ctrl-C signals the whole process group: the child ignores it (it died with a traceback and the parent started a
     new one to retry the run), so the parent alone ends the runs, by closing the worker."""

@@ -365,15 +365,29 @@ def _finish_batch(runs_dir: Path, batch: Any, *, json_out: bool, timeout: float)
                 case_id,
                 road,
                 str(p.runs),
-                "[green]yes[/]" if p.reproduced else "no",
+                "[green]yes[/]"
+                if p.reproduced
+                else "no"
+                if sc is None or len(sc.payload.scenario.actors) > 1
+                else "one vehicle",
                 ", ".join(sorted({r.rsplit("-v", 1)[0] for r in p.reproduced_by}))[:40],
                 str(p.violations),
                 "; ".join(p.errors)[:80],
             )
         console.print(table)
-        n = len(batch.case_ids)
+        not_simulated = len(batch.case_ids) - totals["scenarios"]
+        aside = [
+            f"{k} {what}"
+            for k, what in (
+                (totals["scenarios"] - totals["reproducible"], "with one vehicle"),
+                (not_simulated, "not simulated"),
+            )
+            if k
+        ]
         console.print(
-            f"{totals['reproduced']} of {n} reported crashes reproduced; {totals['violations']} violations in "
+            f"{totals['reproduced']} of {totals['reproducible']} reported crashes reproduced"
+            + (f" ({', '.join(aside)})" if aside else "")
+            + f"; {totals['violations']} violations in "
             f"{totals['runs']} runs; {totals['seconds_per_run']:.2f} s per run "
             f"(+{totals['render_seconds_per_run']:.2f} s drawing); batch {batch.seconds:.0f} s"
         )

@@ -46,6 +46,12 @@ class CaseResult:
         return yaml.safe_dump(scenario, sort_keys=False) if scenario else ""
 
     @property
+    def reproducible(self) -> bool:
+        """Whether the scenario has a crash to reproduce: two vehicles or more (a report whose other road users the
+        DSL cannot hold, a pedestrian or a bicycle, leaves one vehicle: nothing to reproduce)."""
+        return len((self.case.get("scenario") or {}).get("actors") or []) >= 2
+
+    @property
     def violations(self) -> list[RunRecord]:
         """Runs in which the ego collided."""
         return [r for r in self.runs if r.ego_collided]
@@ -103,14 +109,28 @@ def load_batch(store: ArtifactStore, batch_id: str) -> list[CaseResult]:
 
 
 def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
-    """SAFE Table 5/6 figures of a batch: scenarios, runs, violations, seconds, runs to the 1st-3rd violation."""
+    """SAFE Table 5/6 figures of a batch: scenarios, runs, violations, seconds, runs to the 1st-3rd violation.
+
+    ``reproduced`` counts among the ``reproducible`` scenarios (two vehicles or more); seconds per scenario is over the
+    scenarios with a run done; the runs needed for the 1st/2nd/3rd violation are each case's own (its runs in plan
+    order, as its verdict counts them), averaged over the cases that had that many violations (None: none had).
+    """
     runs = [r for c in cases for r in c.runs]
     seconds = [r.wall_seconds for r in runs if not r.error]
     render = [r.render_seconds for r in runs if not r.error]
-    order = [r for c in cases for r in sorted(c.runs, key=lambda r: (r.spec.ego_id, r.spec.policy, r.spec.variant))]
-    nth = [i + 1 for i, r in enumerate(order) if r.ego_collided][:3]
+    simulated = [c for c in cases if any(not r.error for r in c.runs)]
+    per_case = [
+        [i + 1 for i, r in enumerate(sorted(c.runs, key=lambda r: (r.spec.ego_id, r.spec.policy, r.spec.variant)))
+         if r.ego_collided][:3]
+        for c in cases
+    ]  # fmt: skip
+    nth: list[float | None] = []
+    for k in range(3):
+        reached = [runs_to[k] for runs_to in per_case if len(runs_to) > k]
+        nth.append(sum(reached) / len(reached) if reached else None)
     return {
         "scenarios": len(cases),
+        "reproducible": sum(1 for c in cases if c.reproducible),
         "runs": len(runs),
         "errors": sum(1 for r in runs if r.error),
         "violations": sum(1 for r in runs if r.ego_collided),
@@ -118,8 +138,8 @@ def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
         "reproduced": sum(1 for c in cases if c.reproduced),
         "seconds_per_run": sum(seconds) / len(seconds) if seconds else 0.0,
         "render_seconds_per_run": sum(render) / len(render) if render else 0.0,
-        "seconds_per_scenario": sum(seconds) / len(cases) if cases else 0.0,
-        "nth_violation": nth + [None] * (3 - len(nth)),
+        "seconds_per_scenario": sum(seconds) / len(simulated) if simulated else 0.0,
+        "nth_violation": nth,
     }
 
 
