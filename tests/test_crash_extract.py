@@ -2020,3 +2020,23 @@ def test_a_lane_list_ends_where_the_narrative_moves_elsewhere(extractor: Offline
         "Altima, was traveling north. It was daylight. The front of V2 struck the right side of V1.",
     )
     assert (s.road_network.road_type, s.road_network.lanes) == ("Intersection", 5)
+
+
+def test_road_users_the_dsl_cannot_hold_are_named_in_the_notes(extractor: OfflineCrashExtractor) -> None:
+    """A pedestrian or a cyclist in the report is left out of the vehicles-only DSL with a note saying so, and a
+    scenario left with one vehicle says there is no crash between vehicles to reproduce; a place named after cyclists
+    (a bicycle lane) names no road user."""
+    struck = extract(
+        extractor,
+        "V1, a 2012 Honda Civic, was traveling east on a two-lane urban road in daylight. A pedestrian stepped off the "
+        "north curb, and the front of V1 struck the pedestrian. A bicyclist riding behind was not involved.",
+    )
+    assert [a.id for a in struck.actors] == ["V1"]
+    assert any("not a vehicle (pedestrian)" in n for n in struck.notes), struck.notes
+    assert any(n.startswith("one vehicle:") for n in struck.notes), struck.notes
+    lane = extract(
+        extractor,
+        "V1 was traveling north in the right lane beside a bicycle lane on a two-lane road. V2 was stopped ahead in "
+        "the same lane. The front of V1 struck the back of V2.",
+    )
+    assert len(lane.actors) == 2 and not any("not a vehicle" in n or "one vehicle" in n for n in lane.notes), lane.notes

@@ -659,6 +659,14 @@ class _Road(NamedTuple):
     at: int
 
 
+# Road users the scenario DSL cannot hold (a place named after them, "bicycle lane", is no road user).
+_NON_MOTORIST = re.compile(
+    r"\b(?:pedestrians?|pedal ?cyclists?|bicyclists?|cyclists?|bicycles?|bikes?|joggers?|persons? walking|"
+    r"people walking|wheelchairs?)\b(?!\s+(?:lanes?|paths?|signals?|crossings?|crosswalks?|signs?|routes?|racks?))",
+    re.IGNORECASE,
+)
+
+
 @dataclass
 class _Meta:
     road_type: str
@@ -854,6 +862,13 @@ class OfflineCrashExtractor:
         if not collisions and len(meta.vehicles) >= 2:
             collisions = [(meta.vehicles[0], meta.vehicles[1])]
             notes.append("no impact sentence names two vehicles; V1 and V2 are assumed to have collided")
+        if m := _NON_MOTORIST.search(text):
+            notes.append(
+                f"the report names a road user who is not a vehicle ({m.group(0).lower()}); the scenario DSL holds "
+                "vehicles only, so it is left out"
+            )
+        if len(meta.vehicles) < 2:
+            notes.append("one vehicle: the simulator has no crash between vehicles to reproduce")
         return Scenario(
             case_id=case_id,
             road_network=network,
