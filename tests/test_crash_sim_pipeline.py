@@ -322,10 +322,10 @@ def test_batch_totals_count_what_could_be_reproduced_and_each_case_s_own_runs() 
         case("a", 2, [(False, False), (False, False), (True, True)]),  # 1st violation at its run 3
         case("b", 2, [(False, True), (False, True)]),  # at its runs 1 and 2
         case("c", 1, [(False, True)]),  # one vehicle: a violation, nothing to reproduce
-        case("d", 2, [(False, False)], error="the simulator refused"),  # no run done
+        case("d", 2, [(False, False)], error="the simulator refused"),  # no run done: not simulated
     ]
     totals = batch_totals(cases)
-    assert (totals["scenarios"], totals["reproducible"], totals["reproduced"]) == (4, 3, 1)
+    assert (totals["scenarios"], totals["simulated"], totals["reproducible"], totals["reproduced"]) == (4, 3, 2, 1)
     assert totals["seconds_per_scenario"] == pytest.approx(12.0 / 3)  # 6 runs of 2 s over the 3 simulated
     assert totals["nth_violation"] == [pytest.approx((3 + 1 + 1) / 3), 2.0, None]
     assert not cases[2].reproducible and cases[0].reproducible

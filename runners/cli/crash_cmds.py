@@ -375,12 +375,11 @@ def _finish_batch(runs_dir: Path, batch: Any, *, json_out: bool, timeout: float)
                 "; ".join(p.errors)[:80],
             )
         console.print(table)
-        not_simulated = len(batch.case_ids) - totals["scenarios"]
         aside = [
             f"{k} {what}"
             for k, what in (
-                (totals["scenarios"] - totals["reproducible"], "with one vehicle"),
-                (not_simulated, "not simulated"),
+                (totals["simulated"] - totals["reproducible"], "with one vehicle"),
+                (len(batch.case_ids) - totals["simulated"], "not simulated"),
             )
             if k
         ]

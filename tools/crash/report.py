@@ -111,8 +111,8 @@ def load_batch(store: ArtifactStore, batch_id: str) -> list[CaseResult]:
 def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
     """SAFE Table 5/6 figures of a batch: scenarios, runs, violations, seconds, runs to the 1st-3rd violation.
 
-    ``reproduced`` counts among the ``reproducible`` scenarios (two vehicles or more); seconds per scenario is over the
-    scenarios with a run done; the runs needed for the 1st/2nd/3rd violation are each case's own (its runs in plan
+    ``reproduced`` counts among the ``reproducible`` scenarios (simulated: a run done, and two vehicles or more);
+    seconds per scenario is over the ``simulated`` ones; the runs needed for the 1st/2nd/3rd violation are each case's own (its runs in plan
     order, as its verdict counts them), averaged over the cases that had that many violations (None: none had).
     """
     runs = [r for c in cases for r in c.runs]
@@ -130,7 +130,8 @@ def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
         nth.append(sum(reached) / len(reached) if reached else None)
     return {
         "scenarios": len(cases),
-        "reproducible": sum(1 for c in cases if c.reproducible),
+        "simulated": len(simulated),
+        "reproducible": sum(1 for c in simulated if c.reproducible),
         "runs": len(runs),
         "errors": sum(1 for r in runs if r.error),
         "violations": sum(1 for r in runs if r.ego_collided),
