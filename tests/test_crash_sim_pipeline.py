@@ -331,6 +331,29 @@ def test_batch_totals_count_what_could_be_reproduced_and_each_case_s_own_runs() 
     assert not cases[2].reproducible and cases[0].reproducible
 
 
+def test_a_sketch_that_is_no_picture_is_named_not_shown_broken(tmp_path: Path) -> None:
+    """The report shows a case's sketch beside its summary; a sketch file that does not decode is named with the reason
+    instead of a broken image (it was copied and linked as it was)."""
+    from PIL import Image
+
+    from tools.common.artifacts import LocalArtifactStore
+    from tools.crash.report import CaseResult, write_batch_report
+
+    good, bad = tmp_path / "good" / "sketch.png", tmp_path / "bad" / "sketch.jpg"
+    good.parent.mkdir()
+    bad.parent.mkdir()
+    Image.new("RGB", (8, 8), "white").save(good)
+    bad.write_text("this is a note, not a picture")
+    store = LocalArtifactStore(tmp_path / "runs")
+    cases = [
+        CaseResult(case_id=name, folder=f"b1/crashes/{name}", case={"summary": "V1 struck V2.", "sketch": str(path)})
+        for name, path in (("good", good), ("bad", bad))
+    ]
+    html = Path(store.local_path(write_batch_report(store, "b1", cases=cases))).read_text()
+    assert 'alt="sketch of case good"' in html and 'alt="sketch of case bad"' not in html
+    assert "the sketch sketch.jpg could not be read" in html
+
+
 def test_ctrl_c_in_the_terminal_leaves_the_simulator_child_to_its_parent(tmp_path: Path) -> None:
     """Ctrl-C signals the whole process group: the child ignores it (it died with a traceback and the parent started a
     new one to retry the run), so the parent alone ends the runs, by closing the worker."""

@@ -144,6 +144,18 @@ def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
     }
 
 
+def _unreadable_picture(path: Path) -> str | None:
+    """Why a picture file cannot be shown (None when it decodes)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as img:
+            img.load()
+    except Exception as exc:  # any undecodable file: PIL raises several kinds
+        return f"{type(exc).__name__}: {exc}"[:200]
+    return None
+
+
 def write_batch_report(
     store: ArtifactStore,
     batch_id: str,
@@ -157,7 +169,9 @@ def write_batch_report(
     base = RunLayout.batch(batch_id)
     for c in cases:  # keep sketches beside the report so the folder can be moved or shared
         sketch = c.case.get("sketch")
-        if sketch:
+        if sketch and Path(sketch).is_file() and (why := _unreadable_picture(Path(sketch))):
+            c.case["sketch_note"] = f"the sketch {Path(sketch).name} could not be read ({why}); not shown"
+        elif sketch:
             ref = f"{c.folder}/sketch{Path(sketch).suffix.lower()}"
             if not store.exists(ref) and Path(sketch).is_file():  # a client on another machine uploads it there
                 store.put(ref, Path(sketch))
