@@ -356,3 +356,21 @@ def test_crash_extract_names_who_extracted_each_case(tmp_path: Path) -> None:
     assert "by openai:local" not in said
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["extractor"] == "offline:crash-rules" and row["scenario"] is not None
+
+
+def test_crash_extract_in_safe_format_names_files_not_from_this_run(tmp_path: Path) -> None:
+    """--format safe writes <case>.yaml per case into a folder; .yaml files already there from another run are named
+    in a warning (they looked like this run's output)."""
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+
+    out = tmp_path / "safe"
+    out.mkdir()
+    (out / "old-case.yaml").write_text("Scenario: old\n")
+    result = CliRunner().invoke(app, ["crash", "extract", str(FIXTURES / "crashes" / "119839"), "--format", "safe",
+                                      "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (out / "119839.yaml").is_file()
+    said = " ".join(result.output.split())
+    assert "1 other .yaml file(s)" in said and "old-case.yaml" in said, said

@@ -133,11 +133,19 @@ def crash_extract(
         import yaml
 
         out.mkdir(parents=True, exist_ok=True)
+        written = set()
         for case_id, scenario, _, _ in results:
             if scenario is not None:
                 (out / f"{case_id}.yaml").write_text(
                     yaml.safe_dump(scenario.to_safe(), sort_keys=False), encoding="utf-8"
                 )
+                written.add(f"{case_id}.yaml")
+        if older := sorted(p.name for p in out.glob("*.yaml") if p.name not in written):
+            err_console.print(
+                f"[yellow]warning:[/] {len(older)} other .yaml file(s) in {out} are not from this run: "
+                f"{', '.join(older[:5])}{' ...' if len(older) > 5 else ''}",
+                highlight=False,
+            )
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", encoding="utf-8") as fh:
