@@ -251,6 +251,19 @@ def test_every_road_type_builds_and_routes_follow_it(sim: MetaDriveSimulator) ->
 
 
 @pytest.mark.slow
+def test_a_crash_the_ego_is_not_in_does_not_end_its_run(sim: MetaDriveSimulator) -> None:
+    """The ego's own first collision with another vehicle decides the reproduction, so the run ends a while after
+    that, not after two scripted vehicles crash (their crash ended it, leaving the ego no time to reach it)."""
+    third = CROSSING.to_dict()
+    third["actors"].append({"id": "V3", "initial_position": "E2W", "actions": ["Stop"], "speed_limit_mph": 35})
+    s = Scenario.from_data(third | {"case_id": "crossing-and-a-stopped-car"})
+    record = sim.run(s, RunSpec(case_id=s.case_id, ego_id="V3"))
+    crash = next(c for c in record.collisions if c.pair() == frozenset({"V1", "V2"}))
+    assert not any(c.involves("V3") for c in record.collisions), record.collisions
+    assert record.sim_seconds >= sim.settings.duration_s - 0.5 > crash.t + sim.settings.stop_after_first_collision_s
+    assert not record.reproduced
+
+
 def test_actors_start_in_their_lane_and_heading(sim: MetaDriveSimulator) -> None:
     """W2E lane 1 starts heading east in the outer eastbound lane; E2W lane 2 heading west next to the centre line."""
     s = scenario(

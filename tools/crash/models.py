@@ -302,7 +302,9 @@ class SimSettings(_RunModel):
     render_gif: bool = Field(default=True, description="Write an animated top-down GIF of each run.")
     gif_fps: int = Field(default=10, ge=1, le=60, description="Frames per second of the GIF.")
     stop_after_first_collision_s: float = Field(
-        default=2.0, ge=0, description="Seconds simulated after the first collision before the run ends."
+        default=2.0,
+        ge=0,
+        description="Seconds simulated after the ego's first collision with another vehicle before the run ends.",
     )
     base_seed: int = Field(default=0, description="Seed of variant 0; variant k uses base_seed + k.")
 

@@ -225,7 +225,7 @@ class MetaDriveSimulator:
         self._reset(scene, spec)
         timings.reset = time.perf_counter() - t1
         t2 = time.perf_counter()
-        trajectories = self._drive(routes[spec.ego_id].path, solution.crash_time, list(plan.actors))
+        trajectories = self._drive(routes[spec.ego_id].path, solution.crash_time, list(plan.actors), spec.ego_id)
         timings.step = time.perf_counter() - t2
         manager = env.scene_manager
         collisions = manager.monitor.sorted()
@@ -274,8 +274,11 @@ class MetaDriveSimulator:
         if isinstance(policy, eng.CruiseIDMPolicy):
             policy.set_target_speed(ego.target_speed)
 
-    def _drive(self, ego_route: Polyline, crash_time: float, actor_ids: list[str]) -> dict[str, list[Pose]]:
-        """Step until the duration, the stop after the first collision, or (optionally) everyone is done."""
+    def _drive(
+        self, ego_route: Polyline, crash_time: float, actor_ids: list[str], ego_id: str
+    ) -> dict[str, list[Pose]]:
+        """Step until the duration, the stop after the ego's first collision with another vehicle (what decides the
+        reproduction: scripted vehicles colliding first do not end the run), or (optionally) everyone is done."""
         env = self._env
         manager = env.scene_manager
         agent = env.agent
@@ -289,10 +292,11 @@ class MetaDriveSimulator:
             if k % record_every == 0 or k == steps:
                 self._sample(manager, trajectories)
             t = manager.time
-            first = next((c for c in manager.monitor.collisions if c.b.startswith("V")), None)
+            first = next((c for c in manager.monitor.collisions if c.b.startswith("V") and ego_id in (c.a, c.b)), None)
             if first is not None and t >= first.t + self.settings.stop_after_first_collision_s:
                 break
-            if self.config.end_when_done and first is None and t > crash_time + 3.0:
+            crashed = any(c.b.startswith("V") for c in manager.monitor.collisions)
+            if self.config.end_when_done and not crashed and t > crash_time + 3.0:
                 x, y = agent.position
                 ego_index = ego_route.project((float(x), float(y)), hint=ego_index, window=200)
                 ego_done = float(ego_route.s[ego_index]) >= ego_route.length - 5.0
