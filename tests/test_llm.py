@@ -133,6 +133,21 @@ async def test_a_parser_that_fails_is_reported_not_hidden(config: DrivemtConfig,
         assert offline or row["error"].startswith("error: openai:broken"), row
 
 
+def test_an_older_event_s_offline_parser_finding_nothing_is_no_failure() -> None:
+    """Events of a version before ParserFailure.failed (a dead letter retried after an upgrade): the offline parser
+    finding nothing stays a rejection of the rule; a model's failure stays a failure."""
+    from bus.events import MRRejectedPayload, ParserFailure
+    from tools.common.models import Provenance
+
+    old = ParserFailure.model_validate({"parser": "offline:ontology-grounded", "error": "no ontology term"})
+    assert old.failed is False
+    assert ParserFailure.model_validate({"parser": "openai:x", "error": "APIError: 500"}).failed is True
+    provenance = Provenance(config_hash="c", ontology_hash="o")
+    payload = MRRejectedPayload(rule=rule(FOG), reasons=["none"], candidates=[], provenance=provenance,
+                                parser_failures=[old])  # fmt: skip
+    assert not payload.model_failed()
+
+
 async def test_model_answers_outside_the_ontology_are_refused(
     ontology: Ontology, tool_context: RuleToolContext
 ) -> None:

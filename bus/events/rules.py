@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from bus.envelope import Event, registry
 from tools.common.models import Provenance
@@ -39,8 +39,15 @@ class ParserFailure(BaseModel):
     failed: bool = Field(
         default=True,
         description="The parser could not answer (a model's error or unusable answer); false when it read the rule "
-        "and found nothing to propose.",
+        "and found nothing to propose. Unset (an event of an older version): false for an offline parser.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_events(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "failed" not in data and str(data.get("parser", "")).startswith("offline:"):
+            return {**data, "failed": False}  # an offline parser finds nothing; it does not fail
+        return data
 
 
 class MRCandidatesPayload(BaseModel):
