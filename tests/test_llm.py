@@ -133,6 +133,29 @@ async def test_a_parser_that_fails_is_reported_not_hidden(config: DrivemtConfig,
         assert offline or row["error"].startswith("error: openai:broken"), row
 
 
+async def test_each_step_s_model_keeps_its_own_settings(config: DrivemtConfig, embedder: MiniLMEmbedder) -> None:
+    """One model name configured for two steps with their own timeout, retries or server gets a client each (they
+    shared the first one built, whose settings then held for both)."""
+    from runners.host.composition import Composition
+
+    def model(url: str, timeout: float, retries: int) -> ModelConfig:
+        return ModelConfig(provider="openai", model="gpt-4o", base_url=url, timeout_s=timeout, max_retries=retries)
+
+    llm = LLMSettings(
+        parsers=[model("http://127.0.0.1:9/v1", 20, 0), model("http://127.0.0.2:9/v1", 20, 0)],
+        validator=model("http://127.0.0.1:9/v1", 300, 5),
+    )
+    comp = Composition(config.model_copy(update={"llm": llm}), embedder=embedder)
+    try:
+        first, second = (p.model_client._client for p in comp.llm_parsers)
+        judge = comp.validator.model_client._client  # type: ignore[attr-defined]
+        assert (first.timeout, first.max_retries, str(first.base_url)) == (20, 0, "http://127.0.0.1:9/v1/")
+        assert str(second.base_url) == "http://127.0.0.2:9/v1/"
+        assert (judge.timeout, judge.max_retries) == (300, 5)
+    finally:
+        await comp.close()
+
+
 def test_an_older_event_s_offline_parser_finding_nothing_is_no_failure() -> None:
     """Events of a version before ParserFailure.failed (a dead letter retried after an upgrade): the offline parser
     finding nothing stays a rejection of the rule; a model's failure stays a failure."""

@@ -88,12 +88,18 @@ class Composition:
             min_confidence=config.validation.min_confidence,
         )
         self.tool_context = RuleToolContext(self.ontology, self.offline_parser, self.offline_validator)
-        clients = dict(model_clients or {})
+        injected = dict(model_clients or {})  # (tests and embedders give clients by label)
+        built: dict[str, Any] = {}
 
         def client_for(model: Any) -> Any:
-            if model.label not in clients:
-                clients[model.label] = build_model_client(model, api_key=api_key_for(model))
-            return clients[model.label]
+            if model.label in injected:
+                return injected[model.label]
+            # One client per configuration, not per label: one model name on two servers, or with its own timeout,
+            # retries or temperature for one step, keeps what that step's configuration says.
+            key = model.model_dump_json()
+            if key not in built:
+                built[key] = build_model_client(model, api_key=api_key_for(model))
+            return built[key]
 
         llm = config.llm
         self.llm_parsers = [
@@ -124,7 +130,7 @@ class Composition:
         self.describer = (
             LLMDescriber(model_client=client_for(describer), label=describer.label) if describer is not None else None
         )
-        self.model_clients = clients
+        self.model_clients = injected | built  # (closed at the end)
         # Follow-ups by diffusion models: the folders and the device are checked now, so a daemon that cannot
         # run them refuses to start with the reason, instead of failing case by case.
         self.diffusion: DiffusionGenerator | None = None
