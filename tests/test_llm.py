@@ -117,7 +117,7 @@ async def test_the_rule_parser_asks_a_real_openai_client(ontology: Ontology, too
 async def test_a_parser_that_fails_is_reported_not_hidden(config: DrivemtConfig, embedder: MiniLMEmbedder) -> None:
     """A model parser that cannot answer is named in the result and the summary, beside the offline parser's MR;
     without another parser the rule is an error (the model failed), not a rejection of the rule."""
-    broken = [ModelConfig(provider="openai", model="broken")]
+    broken = [ModelConfig(provider="openai", model="broken")] * 2  # (two parsers of one label: one failure per rule)
     for offline in (True, False):
         llm = LLMSettings(parsers=broken, validator=None, include_offline_parser=offline)
         cfg = config.model_copy(update={"llm": llm})
@@ -125,7 +125,7 @@ async def test_a_parser_that_fails_is_reported_not_hidden(config: DrivemtConfig,
             assert daemon.bus is not None
             summary = await submit_and_collect(daemon.bus, [rule(FOG, "de-01")], timeout=60)
         (row,) = summary.rows()
-        assert [f["parser"] for f in row["parser_failures"]] == ["openai:broken"], row
+        assert {f["parser"] for f in row["parser_failures"]} == {"openai:broken"}, row
         (line,) = summary.failure_lines()
         assert line.startswith("parser openai:broken failed on 1 of 1 rule(s)"), line
         expected = {"accepted": 1, "rejected": 0, "error": 0} if offline else {"accepted": 0, "rejected": 0, "error": 1}
@@ -239,6 +239,14 @@ def test_provider_configuration_errors() -> None:
         ModelConfig.model_validate({"provider": "openai", "model": "m", "api_key_enf": "MY_KEY"})
     with pytest.raises(ValueError, match="modle"):
         LLMSettings.model_validate({"provider": "openai", "modle": "m", "model": "m"})
+    # The shorthand's own keys without the shorthand model would be ignored: refused; with it, they reach the model.
+    judge = {"provider": "openai", "model": "j"}
+    with pytest.raises(ValueError, match="llm.timeout_s belongs to the shorthand"):
+        LLMSettings.model_validate({"provider": "openai", "parsers": [judge], "timeout_s": 30})
+    (one,) = LLMSettings.model_validate({"provider": "openai", "model": "m", "max_retries": 0, "timeout_s": 30}).parsers
+    assert (one.max_retries, one.timeout_s) == (0, 30)
+    full = LLMSettings.model_validate(LLMSettings(parsers=[ModelConfig(**judge)]).model_dump())  # (a full dump)
+    assert full.parsers[0].label == "openai:j"
 
 
 async def test_a_model_that_does_not_answer_in_time_fails_in_time(

@@ -104,7 +104,7 @@ def _extracted_by(results: list[tuple[str, Any, str | None, str | None]], config
     if set(counts) <= {configured}:
         return configured
     return ", ".join(
-        f"{n} by {name}" + ("" if name == configured else " (the model's answer was unusable)")
+        f"{n} by {name}" + ("" if name == configured else " (the model failed or its answer was unusable)")
         for name, n in counts.most_common()
     )
 

@@ -149,10 +149,10 @@ class RunSummary:
         out: dict[str, tuple[int, str]] = {}
         for res in self.results.values():
             if isinstance(res.event, MRAccepted | MRRejected):
-                for f in res.event.payload.parser_failures:
-                    if f.failed:
-                        n, first = out.get(f.parser, (0, f.error))
-                        out[f.parser] = (n + 1, first)
+                failed = {f.parser: f.error for f in reversed(res.event.payload.parser_failures) if f.failed}
+                for parser, error in failed.items():  # (once per rule: two parsers may share a label)
+                    n, first = out.get(parser, (0, error))
+                    out[parser] = (n + 1, first)
         return out
 
     def failure_lines(self) -> list[str]:

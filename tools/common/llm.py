@@ -73,6 +73,7 @@ class LLMSettings(BaseModel):
         default=None, description="Shorthand: autogen ModelInfo for 'model' when autogen does not know it."
     )
     timeout_s: float = Field(default=180.0, gt=0, description="Shorthand: seconds one request to 'model' may take.")
+    max_retries: int = Field(default=2, ge=0, le=10, description="Shorthand: tries again after a failed request.")
     parsers: list[ModelConfig] = Field(default_factory=list, description="Parallel rule parsers (AutoMT used three).")
     validator: ModelConfig | None = Field(default=None, description="The model answering the validation questions.")
     include_offline_parser: bool = Field(default=True, description="Also propose the offline parser's candidates.")
@@ -92,6 +93,14 @@ class LLMSettings(BaseModel):
 
     @model_validator(mode="after")
     def _expand_shorthand(self) -> LLMSettings:
+        fields = type(self).model_fields
+        shorthand_only = ("base_url", "model_info", "timeout_s", "max_retries")
+        given = [k for k in shorthand_only if getattr(self, k) != fields[k].default]  # (a full dump has defaults)
+        if given and not self.model:
+            raise ValueError(
+                f"llm.{given[0]} belongs to the shorthand llm.model, which is not set "
+                "(give it on each model under llm.parsers / llm.validator instead)"
+            )
         if self.provider != "offline" and not self.parsers:
             if not self.model:
                 raise ValueError(f"llm.provider {self.provider!r} needs llm.model (or llm.parsers)")
@@ -102,7 +111,8 @@ class LLMSettings(BaseModel):
         return self
 
     def shorthand(self) -> ModelConfig:
-        """The one model the shorthand (``provider``, ``model``, ``base_url``, ``model_info``, ``timeout_s``) names."""
+        """The one model the shorthand (``provider``, ``model``, ``base_url``, ``model_info``, ``timeout_s``,
+        ``max_retries``) names."""
         if self.provider == "offline" or not self.model:
             raise ValueError("the llm shorthand needs a provider other than offline and a model")
         return ModelConfig(
@@ -111,6 +121,7 @@ class LLMSettings(BaseModel):
             base_url=self.base_url,
             model_info=self.model_info,
             timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
         )
 
     @property
