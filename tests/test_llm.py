@@ -171,6 +171,35 @@ def test_an_older_event_s_offline_parser_finding_nothing_is_no_failure() -> None
     assert not payload.model_failed()
 
 
+async def test_models_without_structured_output_answer_in_json_text(
+    ontology: Ontology, tool_context: RuleToolContext
+) -> None:
+    """Anthropic's client (and many local servers) take no output type: the parser and the validator then give the
+    answer's JSON schema in the prompt and read the JSON from the text, checked as structured output would be (both
+    refused every rule before asking)."""
+    from tools.errors import LLMResponseError
+    from tools.rules.llm_validator import LLMSelfCheckValidator
+
+    text_only = INFO | {"structured_output": False}
+    answer = draft("any roads", "fog environment", "replaces", "fog environment", "slow down")
+    client = ReplayChatCompletionClient([f"Here is the MR:\n```json\n{answer}\n```"], model_info=text_only)  # type: ignore[arg-type]
+    parser = LLMRuleParser(model_client=client, label="anthropic:x", ontology=ontology, tool_context=tool_context)
+    (cand,) = await parser.parse(rule(FOG))
+    assert cand.mr.manipulation == "fog environment" and cand.parser == "anthropic:x"
+    asked = client.create_calls[0]
+    assert asked["json_output"] is None and "follows this JSON schema" in asked["messages"][-1].content
+    wrong = ReplayChatCompletionClient([draft("motorway", "fog environment", "replaces", "fog", "slow down")],
+                                       model_info=text_only)  # type: ignore[arg-type]  # fmt: skip
+    with pytest.raises(LLMResponseError, match="road_type"):
+        await LLMRuleParser(
+            model_client=wrong, label="anthropic:x", ontology=ontology, tool_context=tool_context
+        ).parse(rule(FOG))
+    judge = ReplayChatCompletionClient(['Answers: {"answers": ["yes", "no", "yes"]}'], model_info=text_only)  # type: ignore[arg-type]
+    validator = LLMSelfCheckValidator(model_client=judge, label="anthropic:judge", offline=tool_context.validator)
+    (verdict,) = await validator.validate(rule(FOG), [cand])
+    assert [c.detail for c in verdict.checks if c.check.startswith("model:")] == ["1/1 yes", "0/1 yes", "1/1 yes"]
+
+
 async def test_model_answers_outside_the_ontology_are_refused(
     ontology: Ontology, tool_context: RuleToolContext
 ) -> None:

@@ -29,13 +29,13 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools.common.conversation import record, record_autogen
+from tools.common.json_answers import answer_problems, json_answer_instructions, parse_json_answer
 from tools.crash.files import MAX_SUMMARY_BYTES, CrashReport, NotACrashReportError
 from tools.crash.models import Action, BodyType, Compass, Direction, RoadType, Scenario, ScenarioError, Time, Weather
 from tools.crash.prompts import (
     CRASH_EXTRACTOR_SYSTEM,
     dsl_retry,
     dsl_task,
-    json_answer_instructions,
     meta_retry,
     meta_task,
 )
@@ -275,30 +275,6 @@ def check_draft(
     return (None, problems) if problems else (scenario, [])
 
 
-def _answer_problems(exc: ValidationError) -> list[str]:
-    out = []
-    for err in exc.errors()[:8]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(the answer)"
-        got = err.get("input")
-        shown = ""
-        if err["type"] != "missing" and isinstance(got, str | int | float | bool) and len(repr(got)) <= 60:
-            shown = f" (got {got!r})"
-        out.append(f"{loc}: {err['msg']}{shown}")
-    return out
-
-
-def _parse_text(text: str, answer_type: type[Answer]) -> tuple[Answer | None, list[str]]:
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    body = fenced.group(1) if fenced else text
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        return None, ["the answer holds no JSON object"]
-    try:
-        return answer_type.model_validate_json(body[start : end + 1]), []
-    except ValidationError as exc:
-        return None, _answer_problems(exc)
-
-
 def _load_sketch(path: str) -> Any:
     from autogen_core import Image
     from PIL import Image as PILImage
@@ -487,7 +463,7 @@ class LLMCrashExtractor:
         try:
             result = await agent.run(task=task)
         except ValidationError as exc:  # structured output that does not fit: the agent keeps the answer in context
-            problems = _answer_problems(exc)
+            problems = answer_problems(exc)
             record("decision", self.label, f"{agent.name}: the answer did not fit: {'; '.join(problems)}")
             return None, problems
         except Exception as exc:  # the provider failed (network, quota, refused request)
@@ -497,5 +473,5 @@ class LLMCrashExtractor:
         if isinstance(final, StructuredMessage) and isinstance(final.content, answer_type):
             return final.content, []
         if isinstance(final, TextMessage):
-            return _parse_text(final.content, answer_type)
+            return parse_json_answer(final.content, answer_type)
         return None, [f"expected a JSON answer, got {type(final).__name__}"]

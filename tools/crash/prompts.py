@@ -10,9 +10,8 @@ reason step by step (SAFE's Chain-of-Thought) into a ``reasoning`` field before 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import get_args
 
 from tools.crash.models import ACTIONS, BODY_TYPES, ROAD_TYPES, Time, Weather
 from tools.crash.templates import ScenarioTemplate
@@ -21,7 +20,6 @@ __all__ = [
     "CRASH_EXTRACTOR_SYSTEM",
     "dsl_retry",
     "dsl_task",
-    "json_answer_instructions",
     "meta_retry",
     "meta_task",
 ]
@@ -154,10 +152,3 @@ def dsl_retry(problems: Sequence[str]) -> str:
 {listed}
 
 Answer the whole scenario once more with these problems fixed, keeping what was right."""
-
-
-def json_answer_instructions(schema: dict[str, Any]) -> str:
-    """For models without structured output: the JSON schema the answer must follow."""
-    return "Answer with one JSON object only, no other text, that follows this JSON schema:\n" + json.dumps(
-        schema, separators=(",", ":")
-    )

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from tools.common.conversation import record_autogen
+from tools.common.json_answers import json_answer_instructions, parse_json_answer, uses_structured_output
 from tools.common.registry import registry
 from tools.common.text import normalise_phrase
 from tools.errors import LLMResponseError
@@ -93,28 +94,37 @@ class LLMRuleParser:
             LLMResponseError: If the answer is not a structured MR inside the ontology.
         """
         from autogen_agentchat.agents import AssistantAgent
-        from autogen_agentchat.messages import StructuredMessage
+        from autogen_agentchat.messages import StructuredMessage, TextMessage
 
         vocab = self.ontology.vocabulary(rule.region)
         draft_type = mr_draft_model(vocab)
+        structured = uses_structured_output(self.model_client)
+        task = m_agent_task(rule.text, vocab)
+        if not structured:  # (Anthropic's client, many local servers): the schema goes into the prompt
+            task = f"{task}\n\n{json_answer_instructions(draft_type.model_json_schema())}"
         agent = AssistantAgent(
             name="m_agent",
             model_client=self.model_client,
             system_message=M_AGENT_SYSTEM,
             tools=list(registry.autogen_tools(RULE_TOOLS, self.tool_context)) if self.use_tools else None,
-            output_content_type=draft_type,
+            output_content_type=draft_type if structured else None,
             reflect_on_tool_use=True,
             max_tool_iterations=3,
         )
         try:
-            result = await agent.run(task=m_agent_task(rule.text, vocab))
+            result = await agent.run(task=task)
         except Exception as exc:  # the model's answer failed to validate, or the provider failed
             raise LLMResponseError(self.label, f"{type(exc).__name__}: {exc}") from exc
         record_autogen(self.label, result.messages, focus=rule.text)
         final = result.messages[-1] if result.messages else None
-        if not isinstance(final, StructuredMessage):
-            raise LLMResponseError(self.label, f"expected a structured MR, got {type(final).__name__}")
-        return [self._candidate(final.content, vocab)]
+        if isinstance(final, StructuredMessage):
+            return [self._candidate(final.content, vocab)]
+        if not structured and isinstance(final, TextMessage):
+            draft, problems = parse_json_answer(final.content, draft_type)
+            if draft is None:
+                raise LLMResponseError(self.label, "; ".join(problems))
+            return [self._candidate(draft, vocab)]
+        raise LLMResponseError(self.label, f"expected a structured MR, got {type(final).__name__}")
 
     def _candidate(self, draft: Any, vocab: Vocabulary) -> MRCandidate:
         term = vocab.lookup("manipulation", draft.manipulation_term)

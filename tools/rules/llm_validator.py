@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.common.conversation import record_autogen
+from tools.common.json_answers import json_answer_instructions, parse_json_answer, uses_structured_output
 from tools.errors import LLMResponseError
 from tools.rules.models import CheckResult, MRCandidate, TrafficRule, Verdict
 from tools.rules.prompts import VALIDATOR_SYSTEM, validator_task
@@ -56,23 +57,32 @@ class LLMSelfCheckValidator:
 
     async def _ask(self, rule: TrafficRule, cand: MRCandidate) -> list[str]:
         from autogen_agentchat.agents import AssistantAgent
-        from autogen_agentchat.messages import StructuredMessage
+        from autogen_agentchat.messages import StructuredMessage, TextMessage
 
+        structured = uses_structured_output(self.model_client)
+        task = validator_task(rule.text, cand.gherkin)
+        if not structured:  # (Anthropic's client, many local servers): the schema goes into the prompt
+            task = f"{task}\n\n{json_answer_instructions(SelfCheckAnswers.model_json_schema())}"
         agent = AssistantAgent(
             name="validator",
             model_client=self.model_client,
             system_message=VALIDATOR_SYSTEM,
-            output_content_type=SelfCheckAnswers,
+            output_content_type=SelfCheckAnswers if structured else None,
         )
         try:
-            result = await agent.run(task=validator_task(rule.text, cand.gherkin))
+            result = await agent.run(task=task)
         except Exception as exc:
             raise LLMResponseError(self.label, f"{type(exc).__name__}: {exc}") from exc
         record_autogen(self.name, result.messages)
         final = result.messages[-1] if result.messages else None
-        if not isinstance(final, StructuredMessage):
-            raise LLMResponseError(self.label, "expected yes/no answers")
-        return list(final.content.answers)
+        if isinstance(final, StructuredMessage):
+            return list(final.content.answers)
+        if not structured and isinstance(final, TextMessage):
+            answers, problems = parse_json_answer(final.content, SelfCheckAnswers)
+            if answers is None:
+                raise LLMResponseError(self.label, "yes/no answers expected: " + "; ".join(problems))
+            return list(answers.answers)
+        raise LLMResponseError(self.label, "expected yes/no answers")
 
     async def validate(self, rule: TrafficRule, candidates: Sequence[MRCandidate]) -> list[Verdict]:
         """Judge every candidate of one rule; candidates are asked about in order."""
