@@ -678,13 +678,16 @@ def test_a_gap_that_cuts_a_compound_is_no_match(parser: OntologyGroundedParser) 
 
 
 def test_a_plural_set_apart_from_a_road_word_modifies_no_road(parser: OntologyGroundedParser) -> None:
-    """Road types are noun compounds, whose modifier is singular: in "where bikes and cars share paths" no bicycle
-    path is named, while "a bike path" and a singular modifier set apart ("a bike or foot path") still are one."""
+    """Two plural nouns set apart are two noun phrases: in "where bikes sometimes share paths" no bicycle path is
+    named, while "a bike path", a singular modifier set apart ("a bike or foot path") and a plural subject with its
+    verb ("buses have stopped": a bus stopping) still are road types."""
     share = parser.analyse(rule("Slow down where bikes sometimes share paths with cars.", region="california"))
     assert "field path" not in {m.term.normalised for m in share.road_types}, share.road_types
     for text in ("Slow down on a bike path.", "Watch for riders on a bike or foot path."):
         named = parser.analyse(rule(text, region="california"))
         assert "field path" in {m.term.normalised for m in named.road_types}, (text, named.road_types)
+    stopped = parser.analyse(rule("Slow down when buses have stopped ahead.", region="california"))
+    assert "bus stopping" in {m.term.normalised for m in stopped.road_types}, stopped.road_types
 
 
 def test_phrases_match_across_hyphenation() -> None:

@@ -232,8 +232,9 @@ class PhraseMatcher:
     Args:
         patterns: The phrases to find.
         max_gap: Words allowed between two consecutive pattern words (within one clause).
-        compounds: Whether the phrases are noun compounds (road types: "bicycle path"), whose words are found
-            apart only when the modifier is singular ("bicycles cross paths" is no bicycle path).
+        compounds: Whether the phrases hold noun compounds (road types: "bicycle path"): two plural nouns set apart
+            by other words are two noun phrases ("bicycles cross paths" is no bicycle path), while a plural subject
+            and its verb still match ("buses have stopped" is a bus stopping).
     """
 
     def __init__(self, patterns: Iterable[Pattern], *, max_gap: int = 2, compounds: bool = False) -> None:
@@ -294,7 +295,7 @@ class PhraseMatcher:
                     break
             if found < 0:
                 return None
-            if self.compounds and found > nxt and _written_plural(toks[pos]):
+            if self.compounds and found > nxt and _written_plural(toks[pos]) and _written_plural(toks[found]):
                 return None
             gap += found - nxt
             pos = found
