@@ -184,6 +184,11 @@ class BusSettings(BaseModel):
         default_factory=NatsAuth, description="Credentials and TLS for an external server (--nats-url)."
     )
 
+    def for_embedded(self) -> BusSettings:
+        """These settings for the embedded server on the loopback, which takes no credentials and no TLS: ``auth`` is
+        for an external server (TLS files asked of the embedded one would refuse every connection)."""
+        return self.model_copy(update={"auth": NatsAuth()})
+
 
 class ConsumerSettings(BaseModel):
     """Delivery settings of one agent's durable consumer."""

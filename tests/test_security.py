@@ -326,6 +326,23 @@ async def test_tls_asked_of_a_server_without_it_is_refused_not_sent_in_plain_tex
     await assert_refused(f"http://{netloc}", match="unsupported scheme http")
 
 
+async def test_tls_settings_for_an_external_server_leave_the_embedded_one_alone(tmp_path: Path, embedder: Any) -> None:
+    """bus.auth is for an external server: a daemon on its own embedded server (never TLS) and a command that finds it
+    through the state file connect without it (TLS files set for the external server refused them all)."""
+    from runners.cli._common import make_bus
+
+    auth = NatsAuth(tls_ca_file=Path(certifi.where()))
+    cfg = load_config(data_dir=tmp_path / "data", namespace="tembedded", heartbeat_interval_s=0.5)
+    cfg = cfg.model_copy(update={"bus": cfg.bus.model_copy(update={"auth": auth})})
+    async with Daemon(cfg, embedder=StubEmbedder(), only=[]) as daemon:
+        assert daemon.bus is not None and daemon.server is not None
+        async with make_bus(cfg, name="pytest-command") as bus:
+            assert bus.settings.auth.tls_ca_file is None
+            await bus.publish(
+                RulesSubmitted(producer="t", payload=RulesSubmittedPayload(rules=[TrafficRule(id="a", text="x")]))
+            )
+
+
 # -- secrets never shown --------------------------------------------------------------------------------------------
 def test_redact_url_masks_passwords_and_tokens_everywhere_in_a_text() -> None:
     """Passwords and tokens are masked in single URLs, cluster lists and messages; the rest stays readable."""

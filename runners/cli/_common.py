@@ -147,11 +147,15 @@ def make_bus(cfg: DrivemtConfig, *, name: str, url: str | None = None) -> Bus:
         NoDaemonError: If no daemon can be found.
     """
     from bus import Bus, Subjects
-    from runners.clients.discovery import find_bus_url
+    from runners.clients.discovery import find_bus_url, read_state
 
     url = url or find_bus_url(cfg)
     namespace = cfg.namespace if cfg.nats_url else daemon_namespace(cfg)  # (the state file gave the URL: its daemon's)
-    return Bus(url=url, subjects=Subjects(namespace), name=name, settings=cfg.bus)
+    state = None if cfg.nats_url else read_state(cfg.state_file)
+    embedded = state is not None and state.nats_pid is not None  # (no credentials or TLS for the embedded server)
+    return Bus(
+        url=url, subjects=Subjects(namespace), name=name, settings=cfg.bus.for_embedded() if embedded else cfg.bus
+    )
 
 
 def daemon_namespace(cfg: DrivemtConfig) -> str:
@@ -238,6 +242,6 @@ def bus_artifacts(cfg: DrivemtConfig, bus: Bus) -> Iterator[ArtifactStore | None
     from runners.clients.objects import ObjectArtifactStore
 
     with ObjectArtifactStore(
-        url=",".join(bus.servers), subjects=bus.subjects, cache_dir=cfg.runs_dir, settings=cfg.bus
+        url=",".join(bus.servers), subjects=bus.subjects, cache_dir=cfg.runs_dir, settings=bus.settings
     ) as store:
         yield store

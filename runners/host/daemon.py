@@ -119,7 +119,7 @@ class Daemon:
             url=self.nats_url,
             subjects=self.subjects,
             name=f"drivemt-{'worker' if self.worker else 'daemon'}-{os.getpid()}",
-            settings=cfg.bus,
+            settings=cfg.bus.for_embedded() if self._on_embedded_server() else cfg.bus,
         )
         await self.bus.connect()
         await self._ensure_streams()
@@ -133,7 +133,7 @@ class Daemon:
         self.pipeline.start_loading_models()
         if cfg.artifacts == "bus":  # artefacts in the Object Store, the runs folder as this process's cache
             self._objects = ObjectArtifactStore(
-                url=self.nats_url, subjects=self.subjects, cache_dir=cfg.runs_dir, settings=cfg.bus
+                url=self.nats_url, subjects=self.subjects, cache_dir=cfg.runs_dir, settings=self.bus.settings
             )
             await asyncio.to_thread(self._objects.start)
             self.pipeline.artifacts = self._objects
@@ -339,6 +339,15 @@ class Daemon:
         with contextlib.suppress(OSError):
             remembered.write_text(f"{host_port(url)[1]}\n")
         return url
+
+    def _on_embedded_server(self) -> bool:
+        """Whether the bus is an embedded server: this daemon's own, one it adopted, or (a worker) its daemon's."""
+        if self.config.nats_url:
+            return False
+        if self.server is not None or self._adopted_pid is not None:
+            return True
+        state = read_state(self.config.state_file) if self.worker else None
+        return state is not None and state.nats_pid is not None
 
     def _embedded(self, port: int) -> EmbeddedNatsServer:
         cfg = self.config
