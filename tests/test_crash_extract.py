@@ -2036,7 +2036,8 @@ def test_road_users_the_dsl_cannot_hold_are_named_in_the_notes(extractor: Offlin
     assert any(n.startswith("one vehicle:") for n in struck.notes), struck.notes
     lane = extract(
         extractor,
-        "V1 was traveling north in the right lane beside a bicycle lane on a two-lane road. V2 was stopped ahead in "
-        "the same lane. The front of V1 struck the back of V2.",
+        "V1 was traveling north in the right lane beside a bike-lane on a two-lane road, past a pedestrian refuge "
+        "island. V2, a motor bike, was stopped ahead in the same lane. No pedestrians or cyclists were present. The "
+        "front of V1 struck the back of V2.",
     )
     assert len(lane.actors) == 2 and not any("not a vehicle" in n or "one vehicle" in n for n in lane.notes), lane.notes

@@ -661,10 +661,23 @@ class _Road(NamedTuple):
 
 # Road users the scenario DSL cannot hold (a place named after them, "bicycle lane", is no road user).
 _NON_MOTORIST = re.compile(
+    r"(?<!\bno )(?<!\bmotor )(?<!\bmotor-)"
     r"\b(?:pedestrians?|pedal ?cyclists?|bicyclists?|cyclists?|bicycles?|bikes?|joggers?|persons? walking|"
-    r"people walking|wheelchairs?)\b(?!\s+(?:lanes?|paths?|signals?|crossings?|crosswalks?|signs?|routes?|racks?))",
+    r"people walking|wheelchairs?)\b"
+    r"(?![\s/-]+(?:or\s+\w+\s+)?(?:(?:pedestrian|bicycle|bike)[\s/-]+)?(?:lanes?|paths?|signals?|crossings?(?!\s+(?:the|a|an|in|at)\b)|"
+    r"crosswalks?|signs?|routes?|racks?|refuge|islands?|bridges?|walkways?|traffic|overpass|underpass|facilit|"
+    r"present|mounted|carrier))",
     re.IGNORECASE,
 )
+
+_DENIED = re.compile(r"\bno\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)  # "no pedestrians or cyclists": none there
+
+
+def _non_motorist(text: str) -> re.Match[str] | None:
+    """The first road user the DSL cannot hold that the report says was there."""
+    return next(
+        (m for m in _NON_MOTORIST.finditer(text) if not _DENIED.search(text[max(0, m.start() - 40) : m.start()])), None
+    )
 
 
 @dataclass
@@ -862,7 +875,7 @@ class OfflineCrashExtractor:
         if not collisions and len(meta.vehicles) >= 2:
             collisions = [(meta.vehicles[0], meta.vehicles[1])]
             notes.append("no impact sentence names two vehicles; V1 and V2 are assumed to have collided")
-        if m := _NON_MOTORIST.search(text):
+        if m := _non_motorist(text):
             notes.append(
                 f"the report names a road user who is not a vehicle ({m.group(0).lower()}); the scenario DSL holds "
                 "vehicles only, so it is left out"
