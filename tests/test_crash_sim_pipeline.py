@@ -326,6 +326,9 @@ def test_batch_totals_count_what_could_be_reproduced_and_each_case_s_own_runs() 
     ]
     totals = batch_totals(cases)
     assert (totals["scenarios"], totals["simulated"], totals["reproducible"], totals["reproduced"]) == (4, 3, 2, 1)
+    # A case's verdict counted its runs in plan order (policies as given: ppo before idm): its numbers are the ones.
+    cases[0].verdict = {"first_violation_runs": [1]}
+    assert batch_totals(cases)["nth_violation"][0] == pytest.approx((1 + 1 + 1) / 3)
     assert totals["seconds_per_scenario"] == pytest.approx(12.0 / 3)  # 6 runs of 2 s over the 3 simulated
     assert totals["nth_violation"] == [pytest.approx((3 + 1 + 1) / 3), 2.0, None]
     assert not cases[2].reproducible and cases[0].reproducible

@@ -8,7 +8,15 @@ from pydantic import BaseModel, Field
 
 from bus.envelope import Event, registry
 from tools.common.models import Provenance
-from tools.crash.models import CaseVerdict, RunRecord, RunSpec, Scenario, SimOptions, SimSettings
+from tools.crash.models import (
+    CaseVerdict,
+    RunRecord,
+    RunSpec,
+    Scenario,
+    SimOptions,
+    SimSettings,
+    first_vehicle_collision,
+)
 
 __all__ = [
     "CrashSubmitted",
@@ -143,8 +151,10 @@ class SimCompleted(Event):
     def describe(self) -> str:
         p = self.payload
         r = p.record
-        first = r.first_vehicle_collision
-        hit = f"first collision {first.a}-{first.b} at {first.t:.1f} s" if first else "no collision"
+        first = first_vehicle_collision([c for c in r.collisions if c.involves(r.spec.ego_id)])
+        hit = (
+            f"the ego's first collision {first.a}-{first.b} at {first.t:.1f} s" if first else "the ego in no collision"
+        )
         repro = ", crash reproduced" if r.reproduced else ""
         return f"case {p.case_id} {r.spec.run_id} ({p.index + 1}/{p.total}): {hit}{repro} [{r.wall_seconds:.2f} s]"
 

@@ -394,7 +394,7 @@ def _finish_crashes(cfg: Any, batch: Any) -> tuple[tuple[str, str, str] | None, 
         (
             "Crash reports → simulated scenarios",
             str(cfg.runs_dir / RunLayout.crash_report(batch.correlation_id)),
-            f"{totals['reproduced']} of {totals['scenarios']} crashes reproduced, {totals['violations']} violations "
+            f"{totals['reproduced']} of {totals['reproducible']} crashes reproduced, {totals['violations']} violations "
             f"in {totals['runs']} runs",
         ),
         True,

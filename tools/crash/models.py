@@ -405,7 +405,8 @@ class RunRecord(_RunModel):
         default_factory=list, description="The collisions the crash report names (the scenario's)."
     )
     reproduced: bool = Field(
-        default=False, description="The first vehicle collision is between vehicles the report says collided."
+        default=False,
+        description="The ego's first collision with another vehicle is between vehicles the report says collided.",
     )
     ego_collided: bool = Field(default=False, description="A violation: the ego was in a collision.")
     trajectories: dict[str, list[Pose]] = Field(default_factory=dict)

@@ -108,6 +108,14 @@ def load_batch(store: ArtifactStore, batch_id: str) -> list[CaseResult]:
     return out
 
 
+def _violation_runs(case: CaseResult) -> list[int]:
+    """The runs (1-based, in plan order) of a case's 1st-3rd violations: its verdict's, as the Judge counted them in
+    plan order (actors, then policies as given, then variants); without a verdict yet, its runs as loaded."""
+    if case.verdict is not None and isinstance(case.verdict.get("first_violation_runs"), list):
+        return [int(n) for n in case.verdict["first_violation_runs"]][:3]
+    return [i + 1 for i, r in enumerate(case.runs) if r.ego_collided][:3]
+
+
 def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
     """SAFE Table 5/6 figures of a batch: scenarios, runs, violations, seconds, runs to the 1st-3rd violation.
 
@@ -119,11 +127,7 @@ def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
     seconds = [r.wall_seconds for r in runs if not r.error]
     render = [r.render_seconds for r in runs if not r.error]
     simulated = [c for c in cases if any(not r.error for r in c.runs)]
-    per_case = [
-        [i + 1 for i, r in enumerate(sorted(c.runs, key=lambda r: (r.spec.ego_id, r.spec.policy, r.spec.variant)))
-         if r.ego_collided][:3]
-        for c in cases
-    ]  # fmt: skip
+    per_case = [_violation_runs(c) for c in cases]
     nth: list[float | None] = []
     for k in range(3):
         reached = [runs_to[k] for runs_to in per_case if len(runs_to) > k]
