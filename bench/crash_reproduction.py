@@ -36,7 +36,7 @@ from _figures import Figure, add_figures_arg, write_figures  # noqa: E402  # ben
 
 from tools.crash.extract import OfflineCrashExtractor  # noqa: E402
 from tools.crash.files import find_cases, read_case  # noqa: E402
-from tools.crash.models import Scenario, SimSettings  # noqa: E402
+from tools.crash.models import Scenario, SimSettings, first_vehicle_collision  # noqa: E402
 from tools.crash.runs import plan_runs  # noqa: E402
 
 DEFAULT_DIR = ROOT.parent / "shared" / "data" / "crashes" / "dev"
@@ -66,7 +66,7 @@ def _run_case(scenario_json: str, settings_json: str, out_dir: str | None) -> di
         except Exception as exc:  # a case the simulator refuses: report it, keep going
             error = f"{type(exc).__name__}: {exc}"
             break
-        first = record.first_vehicle_collision
+        first = first_vehicle_collision([c for c in record.collisions if c.involves(spec.ego_id)])  # (the ego's)
         timings = _SIM.last_timings
         runs.append(
             {
@@ -85,7 +85,13 @@ def _run_case(scenario_json: str, settings_json: str, out_dir: str | None) -> di
                 "error": record.error.splitlines()[0] if record.error else None,
             }
         )
-    return {"case": scenario.case_id, "road": scenario.road_network.road_type, "runs": runs, "error": error}
+    return {
+        "case": scenario.case_id,
+        "road": scenario.road_network.road_type,
+        "vehicles": len(scenario.actors),
+        "runs": runs,
+        "error": error,
+    }
 
 
 def main() -> None:
@@ -159,9 +165,14 @@ def main() -> None:
         if args.json:
             for x in runs:
                 print(json.dumps({"case": r["case"], **x}))
-    n = len(results)
+    # The rate's denominator: the cases with a crash to reproduce (two vehicles or more, a run done), as crash run's.
+    n = sum(1 for r in results if r["vehicles"] >= 2 and any(not x["error"] for x in r["runs"]))
+    aside = len(results) - n
     print()
-    print(f"reproduced: {reproduced_cases}/{n} cases = {reproduced_cases / max(1, n):.0%}")
+    print(
+        f"reproduced: {reproduced_cases}/{n} cases = {reproduced_cases / max(1, n):.0%}"
+        + (f" ({aside} case(s) with one vehicle or no run done, not counted)" if aside else "")
+    )
     for pol, k in per_policy.items():
         print(f"  with {pol}: {k}/{n} = {k / max(1, n):.0%}")
     runs_ok = [x for x in all_runs if not x["error"]]
