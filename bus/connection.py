@@ -156,6 +156,12 @@ class NatsAuth(BaseModel):
         return opts
 
 
+def _tls_required(nc: NATSClient) -> bool:
+    """Whether the server the client is connected to requires TLS (nats-py then upgraded the connection)."""
+    info = getattr(nc, "_server_info", None) or {}  # (nats-py keeps the server's INFO private)
+    return bool(info.get("tls_required"))
+
+
 def _refused(exc: BaseException) -> str | None:
     """Why a first connection cannot succeed by retrying (credentials or TLS refused), else ``None``."""
     if isinstance(exc, ssl.SSLError):
@@ -218,7 +224,9 @@ class Bus:
         name: str = "drivemt",
         settings: BusSettings | None = None,
     ) -> None:
-        self.servers = [u.strip() for u in url.split(",")] if isinstance(url, str) else list(url)
+        given = [u.strip() for u in url.split(",")] if isinstance(url, str) else list(url)
+        # (nats-py reads the scheme in lower case only: "NATS://" waited out the timeout)
+        self.servers = [f"{u.split('://', 1)[0].lower()}://{u.split('://', 1)[1]}" if "://" in u else u for u in given]
         self.subjects = subjects or Subjects()
         self.name = name
         self.settings = settings or BusSettings()
@@ -242,6 +250,16 @@ class Bus:
                 f"cannot connect to NATS at {redact_url(', '.join(self.servers))}: unsupported scheme "
                 f"{', '.join(sorted(unknown))}: use nats://, tls://, ws:// or wss://"
             )
+        if "tls" in schemes and "nats" in schemes:
+            raise BusError(
+                f"cannot connect to NATS at {redact_url(', '.join(self.servers))}: the list mixes tls:// and nats://, "
+                "so some servers would be reached without TLS; give every server the same scheme"
+            )
+        if "ws" in schemes and "tls" in auth_options:
+            raise BusError(
+                "NATS TLS over websockets needs wss:// URLs (ws:// with bus.auth TLS files is not encrypted)"
+            )
+        wants_tls = "tls" in schemes or ("tls" in auth_options and "nats" in schemes)
         refused: list[str] = []
         first: asyncio.Task[None] | None = None
 
@@ -253,6 +271,17 @@ class Bus:
                     first.cancel()  # retrying cannot help: the server said no
                 return
             log.warning("nats error", error=redact_url(str(exc)))
+
+        closing: list[asyncio.Future[None]] = []
+
+        async def on_reconnect() -> None:
+            if wants_tls and not _tls_required(nc):  # (another cluster member, or the server set up again without it)
+                log.error(
+                    "the server reconnected to does not require TLS: the connection is closed rather than kept in "
+                    "plain text",
+                    url=redact_url(str(nc.connected_url.geturl()) if nc.connected_url else ""),
+                )
+                closing.append(asyncio.ensure_future(nc.close()))  # (not awaited inside nats-py's own callback)
 
         nc = NATSClient()
         # nats-py keeps retrying the first connection forever when reconnects are unlimited, so the
@@ -266,6 +295,7 @@ class Bus:
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=1,
                 error_cb=on_error,
+                reconnected_cb=on_reconnect,
                 **auth_options,
             )
         )
@@ -290,15 +320,14 @@ class Bus:
             raise BusError(f"cannot connect to NATS at {where}: {redact_url(reason)}") from exc
         # nats-py upgrades to TLS only when the server requires it: a tls:// URL or TLS files given against a server
         # that does not would talk in plain text without a word.
-        wants_tls = "tls" in schemes or "tls" in auth_options
-        info = getattr(nc, "_server_info", None) or {}
-        if wants_tls and not info.get("tls_required") and not (schemes <= {"ws", "wss"}):
+        if wants_tls and not _tls_required(nc):
             with contextlib.suppress(Exception):
                 await nc.close()
             raise BusError(
                 f"cannot connect to NATS at {redact_url(', '.join(self.servers))}: TLS was "
-                "asked for (a tls:// URL or bus.auth TLS files) but the server does not require TLS, so the "
-                "connection would not be encrypted; configure TLS on the server, or use nats:// without TLS files"
+                "asked for (a tls:// URL or bus.auth TLS files) but the server does not require TLS (it may offer it, "
+                "with allow_non_tls), so the connection would not be encrypted; make the server require TLS, or use "
+                "nats:// without TLS files"
             )
         self._nc = nc
         self._js = self._nc.jetstream(timeout=10.0)
@@ -487,7 +516,10 @@ class Bus:
 
     async def publish_raw(self, subject: str, data: bytes, *, headers: dict[str, str] | None = None) -> api.PubAck:
         """Publish bytes as they are (for ``dead-letters retry`` and tests of malformed input)."""
-        return await self.js.publish(subject, data, headers=headers)
+        try:
+            return await self.js.publish(subject, data, headers=headers)
+        except NoStreamResponseError as exc:
+            raise BusError(f"no stream on this server takes {subject}") from exc
 
     # -- handled-id marks ---------------------------------------------------------------------
     @property

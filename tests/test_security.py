@@ -3,6 +3,7 @@ through NATS's own mechanisms; passwords and tokens never show in logs, the stat
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import inspect
 import io
@@ -322,7 +323,10 @@ async def test_tls_asked_of_a_server_without_it_is_refused_not_sent_in_plain_tex
         await assert_refused(f"tls://{netloc}", match="server does not require TLS")
         ca = Path(certifi.where())  # any CA bundle: TLS files given ask for TLS
         await assert_refused(url, NatsAuth(tls_ca_file=ca), match="server does not require TLS")
+        await assert_refused(f"tls://{netloc},{url}", match="mixes tls:// and nats://")
+        await assert_refused(f"ws://{netloc}", NatsAuth(tls_ca_file=ca), match="needs wss://")
         await assert_works(url)
+        await assert_works(f"NATS://{netloc}")  # (a scheme in capitals: nats-py reads lower case only)
     await assert_refused(f"http://{netloc}", match="unsupported scheme http")
 
 
@@ -341,6 +345,34 @@ async def test_tls_settings_for_an_external_server_leave_the_embedded_one_alone(
             await bus.publish(
                 RulesSubmitted(producer="t", payload=RulesSubmittedPayload(rules=[TrafficRule(id="a", text="x")]))
             )
+
+
+@pytest.mark.skipif(OPENSSL is None, reason="no openssl command to make a test CA with")
+async def test_a_reconnect_to_a_server_without_tls_is_closed_not_kept_in_plain_text(tmp_path: Path) -> None:
+    """Connected over TLS, the server goes and one without TLS comes back on the same port (or another cluster member
+    lacks it): the client would reconnect in plain text; the bus closes the connection instead."""
+    f = make_tls(tmp_path / "tls")
+    conf = (
+        f"tls {{\n  cert_file: {json.dumps(str(f['server.pem']))}\n  key_file: {json.dumps(str(f['server.key']))}\n}}"
+    )
+    tls_server = EmbeddedNatsServer(store_dir=tmp_path / "js1", extra_config=conf, start_timeout=5.0)
+    url = await tls_server.start()
+    port = int(urlsplit(url).port or 0)
+    bus = Bus(url=f"tls://127.0.0.1:{port}", settings=settings(NatsAuth(tls_ca_file=f["ca.pem"])))
+    await bus.connect()
+    plain = EmbeddedNatsServer(store_dir=tmp_path / "js2", port=port, start_timeout=5.0)
+    try:
+        await tls_server.stop()
+        await plain.start()
+        for _ in range(100):
+            if bus._nc is not None and bus._nc.is_closed:
+                break
+            await asyncio.sleep(0.1)
+        assert bus._nc is not None and bus._nc.is_closed
+    finally:
+        await bus.close()
+        await plain.stop()
+        await tls_server.stop()
 
 
 # -- secrets never shown --------------------------------------------------------------------------------------------
