@@ -32,6 +32,7 @@ from nats.js.errors import (
     KeyNotFoundError,
     KeyWrongLastSequenceError,
     NoStreamResponseError,
+    NotFoundError,
 )
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, Field, SecretStr
@@ -387,6 +388,20 @@ class Bus:
                 f"stream {name} belongs to namespace {other!r} on this server; namespace {self.subjects.namespace!r} "
                 "would share its streams (their names ignore letter case and '-' against '_'): choose another namespace"
             )
+
+    async def check_own_streams(self) -> None:
+        """Refuse, with the reason, to read or change this namespace's streams when they hold another namespace's
+        subjects (see :meth:`_check_own_stream`); streams not made yet are skipped.
+
+        Raises:
+            BusError: If a stream belongs to another namespace.
+        """
+        names = self.subjects.streams
+        for name in (names.inputs, names.results, names.deadletter, names.heartbeats):
+            try:
+                await self._check_own_stream(name)
+            except NotFoundError:
+                continue
 
     async def ensure_streams(self) -> None:
         """Create or update the namespace's streams and the handled-ids bucket."""

@@ -131,6 +131,12 @@ async def test_a_namespace_that_folds_onto_another_is_refused(bus: Bus, nats_url
     try:
         with pytest.raises(BusError, match=f"belongs to namespace {bus.subjects.namespace!r}"):
             await other.ensure_streams()
+        # Nor does an operator's command of the other namespace read or change these streams.
+        from runners.clients.ops import collect_status, list_deadletters, retry_deadletters
+
+        for command in (collect_status(other), list_deadletters(other), retry_deadletters(other)):
+            with pytest.raises(BusError, match="belongs to namespace"):
+                await command
     finally:
         await other.close()
     info = await bus.js.stream_info(bus.subjects.streams.inputs)

@@ -21,6 +21,7 @@ __all__ = ["collect_status", "list_deadletters", "retry_deadletters"]
 
 async def collect_status(bus: Bus) -> dict[str, Any]:
     """Agents (last heartbeat of each instance), every agent's work queue, stream sizes, dead letters, MR count."""
+    await bus.check_own_streams()
     names = bus.subjects.streams
     agents: list[dict[str, Any]] = []
     try:
@@ -94,6 +95,7 @@ async def collect_status(bus: Bus) -> dict[str, Any]:
 
 async def count_deadletters(bus: Bus) -> int:
     """How many dead letters the stream holds."""
+    await bus.check_own_streams()
     try:
         return int((await bus.js.stream_info(bus.subjects.streams.deadletter)).state.messages)
     except NotFoundError:
@@ -111,6 +113,7 @@ async def list_deadletters(
         newest: The newest ``limit`` rather than the oldest.
         seqs: Only these sequences (each fetched directly, however many letters there are).
     """
+    await bus.check_own_streams()
     name = bus.subjects.streams.deadletter
     try:
         si = await bus.js.stream_info(name)
@@ -148,6 +151,7 @@ async def retry_deadletters(bus: Bus, seqs: list[int] | None = None) -> list[int
         bus: Connected bus.
         seqs: Stream sequences to retry (all when ``None``); one that is not a dead letter is left out of the result.
     """
+    await bus.check_own_streams()
     name = bus.subjects.streams.deadletter
     retried = []
     for seq, event in await list_deadletters(bus, limit=None, seqs=seqs):
