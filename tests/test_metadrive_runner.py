@@ -264,6 +264,7 @@ def test_a_crash_the_ego_is_not_in_does_not_end_its_run(sim: MetaDriveSimulator)
     assert not record.reproduced
 
 
+@pytest.mark.slow
 def test_actors_start_in_their_lane_and_heading(sim: MetaDriveSimulator) -> None:
     """W2E lane 1 starts heading east in the outer eastbound lane; E2W lane 2 heading west next to the centre line."""
     s = scenario(
