@@ -190,8 +190,10 @@ def test_reading_mrs_from_a_data_dir_with_no_store_is_an_error_not_an_empty_list
 async def test_the_served_console_speaks_the_namespace_of_the_data_dirs_daemon(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`tui --serve` on a data dir whose daemon runs in namespace teamx starts each browser's console in teamx (its
-    --nats-url skipped the state file's namespace, so the browsers showed no agents)."""
+    """`tui --serve` on a data dir whose daemon runs in namespace teamx starts each browser's console on that data dir,
+    which finds the daemon (and so teamx) through the state file as the plain console does (its --nats-url skipped
+    the state file's namespace, so the browsers showed no agents; and it kept bus.auth, whose TLS files refused the
+    embedded server)."""
     import os
 
     import textual_serve.server
@@ -221,7 +223,7 @@ async def test_the_served_console_speaks_the_namespace_of_the_data_dirs_daemon(
         monkeypatch.delenv("DRIVEMT_NAMESPACE", raising=False)
         code, out = await asyncio.to_thread(invoke, "tui", "--serve", "--data-dir", str(data))
         assert code == 0, out
-        assert "DRIVEMT_NAMESPACE=teamx" in commands[0] and url in commands[0]
+        assert "--nats-url" not in commands[0] and f"--data-dir {data.resolve()}" in commands[0], commands[0]
     finally:
         await server.stop()
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from runners.cli._common import ConfigOpt, DataDirOpt, NatsUrlOpt, daemon_namespace, fail, make_bus, make_config
+from runners.cli._common import ConfigOpt, DataDirOpt, NatsUrlOpt, fail, make_bus, make_config
 from tools.errors import DrivemtError
 
 __all__ = ["register", "serve_command"]
@@ -20,14 +20,14 @@ def register(app: typer.Typer) -> None:
     app.command("tui")(tui)
 
 
-def serve_command(
-    *, heartbeats: bool, data_dir: Path | None, config: Path | None, nats_url: str, namespace: str | None = None
-) -> str:
-    """The shell command that textual-serve runs for each browser session: this console, on the same bus (and in the
-    same namespace: the daemon's, when it was found through the data dir's state file)."""
-    args = [sys.executable, "-m", "runners.cli", "tui", "--nats-url", nats_url]
-    if namespace is not None:
-        args = ["env", f"DRIVEMT_NAMESPACE={namespace}", *args]
+def serve_command(*, heartbeats: bool, data_dir: Path | None, config: Path | None, nats_url: str | None) -> str:
+    """The shell command that textual-serve runs for each browser session: this console, on the same bus. A bus given
+    as --nats-url is passed on; a daemon found through the data dir's state file is found by each console the same
+    way, so it takes that daemon's namespace, and its embedded server without bus.auth (which is for an external
+    server), and follows the daemon across a restart."""
+    args = [sys.executable, "-m", "runners.cli", "tui"]
+    if nats_url is not None:
+        args += ["--nats-url", nats_url]
     if heartbeats:
         args.append("--heartbeats")
     if data_dir is not None:
@@ -75,10 +75,7 @@ def tui(
 
         from bus.connection import redact_url
 
-        namespace = daemon_namespace(cfg) if not cfg.nats_url else None
-        command = serve_command(
-            heartbeats=heartbeats, data_dir=data_dir, config=config, nats_url=url, namespace=namespace
-        )
+        command = serve_command(heartbeats=heartbeats, data_dir=data_dir, config=config, nats_url=cfg.nats_url)
         typer.echo(f"serving the console on http://{host}:{port} (bus {redact_url(url)}); Ctrl+C stops", err=True)
         Server(command, host=host, port=port, title="drivemt console", public_url=public_url).serve()
         return
