@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import structlog
 from nats.aio.client import Client as NATSClient
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext, api
 from nats.js.errors import (
     BadRequestError,
@@ -163,8 +164,33 @@ def _tls_required(nc: NATSClient) -> bool:
     return bool(info.get("tls_required"))
 
 
+_NO_TLS = "the server does not require TLS, so nothing is sent to it (it would go in plain text)"
+
+
+def _refuse_plain_text(nc: NATSClient) -> None:
+    """Make the client refuse, before its CONNECT (credentials) or anything queued is written, a server that does not
+    require TLS: nats-py upgrades to TLS only when the server asks, at the first connection and at every reconnect
+    (another cluster member, a server set up again without TLS). Such a server then counts as a failed connection
+    attempt, and the client goes on trying the others."""
+    build = getattr(nc, "_connect_command", None)
+    if build is None:  # (nats-py's internals moved: say so rather than risk plain text)
+        raise BusError("this nats-py version cannot be kept from talking in plain text to a server without TLS")
+
+    def guarded() -> bytes:
+        if not _tls_required(nc):
+            raise NatsError(_NO_TLS)
+        return build()
+
+    nc._connect_command = guarded  # type: ignore[method-assign]
+
+
 def _refused(exc: BaseException) -> str | None:
     """Why a first connection cannot succeed by retrying (credentials or TLS refused), else ``None``."""
+    if _NO_TLS in str(exc):
+        return (
+            f"TLS was asked for (a tls:// URL or bus.auth TLS files) but {_NO_TLS}; make the server require TLS "
+            "(it may only offer it, with allow_non_tls), or use nats:// without TLS files"
+        )
     if isinstance(exc, ssl.SSLError):
         return f"TLS failed: {exc}; check tls:// in the URL and bus.auth.tls_ca_file / tls_cert_file"
     text = str(exc).lower()
@@ -273,18 +299,9 @@ class Bus:
                 return
             log.warning("nats error", error=redact_url(str(exc)))
 
-        closing: list[asyncio.Future[None]] = []
-
-        async def on_reconnect() -> None:
-            if wants_tls and not _tls_required(nc):  # (another cluster member, or the server set up again without it)
-                log.error(
-                    "the server reconnected to does not require TLS: the connection is closed rather than kept in "
-                    "plain text",
-                    url=redact_url(str(nc.connected_url.geturl()) if nc.connected_url else ""),
-                )
-                closing.append(asyncio.ensure_future(nc.close()))  # (not awaited inside nats-py's own callback)
-
         nc = NATSClient()
+        if wants_tls:
+            _refuse_plain_text(nc)
         # nats-py keeps retrying the first connection forever when reconnects are unlimited, so the
         # first connection gets a deadline of its own; once connected, reconnects never give up.
         first = asyncio.ensure_future(
@@ -296,7 +313,6 @@ class Bus:
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=1,
                 error_cb=on_error,
-                reconnected_cb=on_reconnect,
                 **auth_options,
             )
         )

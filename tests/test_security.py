@@ -4,6 +4,7 @@ through NATS's own mechanisms; passwords and tokens never show in logs, the stat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import inspect
 import io
@@ -348,30 +349,49 @@ async def test_tls_settings_for_an_external_server_leave_the_embedded_one_alone(
 
 
 @pytest.mark.skipif(OPENSSL is None, reason="no openssl command to make a test CA with")
-async def test_a_reconnect_to_a_server_without_tls_is_closed_not_kept_in_plain_text(tmp_path: Path) -> None:
-    """Connected over TLS, the server goes and one without TLS comes back on the same port (or another cluster member
-    lacks it): the client would reconnect in plain text; the bus closes the connection instead."""
+async def test_nothing_goes_in_plain_text_to_a_server_without_tls_on_a_reconnect(tmp_path: Path) -> None:
+    """Connected over TLS with a token, the server goes and one without TLS answers on the same port (or another
+    cluster member lacks it): the client would send its CONNECT (the token) and what was queued in plain text before
+    any callback could stop it. Nothing is sent; the client keeps trying, and reconnects once TLS is back."""
     f = make_tls(tmp_path / "tls")
     conf = (
         f"tls {{\n  cert_file: {json.dumps(str(f['server.pem']))}\n  key_file: {json.dumps(str(f['server.key']))}\n}}"
+        f"\nauthorization {{ token: {json.dumps(TOKEN)} }}"
     )
     tls_server = EmbeddedNatsServer(store_dir=tmp_path / "js1", extra_config=conf, start_timeout=5.0)
-    url = await tls_server.start()
-    port = int(urlsplit(url).port or 0)
-    bus = Bus(url=f"tls://127.0.0.1:{port}", settings=settings(NatsAuth(tls_ca_file=f["ca.pem"])))
+    port = int(urlsplit(await tls_server.start()).port or 0)
+    bus = Bus(url=f"tls://{TOKEN}@127.0.0.1:{port}", settings=settings(NatsAuth(tls_ca_file=f["ca.pem"])))
     await bus.connect()
-    plain = EmbeddedNatsServer(store_dir=tmp_path / "js2", port=port, start_timeout=5.0)
+    received = bytearray()
+
+    async def plain_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(
+            b'INFO {"server_id":"plain","version":"2.10.0","proto":1,"max_payload":1048576,"headers":true}\r\n'
+        )
+        await writer.drain()
+        with contextlib.suppress(Exception):
+            received.extend(await asyncio.wait_for(reader.read(65536), timeout=1.0))
+        writer.close()
+
     try:
         await tls_server.stop()
-        await plain.start()
+        listener = await asyncio.start_server(plain_server, "127.0.0.1", port)
+        assert bus._nc is not None
+        await bus._nc.publish("tsec.secret", b"confidential payload")  # (queued while the connection is down)
+        await asyncio.sleep(4.0)  # a few reconnect attempts (one a second)
+        listener.close()
+        await listener.wait_closed()
+        assert b"CONNECT" not in received and TOKEN.encode() not in received and b"confidential" not in received
+        assert not bus._nc.is_closed  # still trying, not given up
+        tls_server = EmbeddedNatsServer(store_dir=tmp_path / "js1", extra_config=conf, port=port, start_timeout=5.0)
+        await tls_server.start()  # TLS back on the same port: the client comes back by itself
         for _ in range(100):
-            if bus._nc is not None and bus._nc.is_closed:
+            if bus._nc.is_connected:
                 break
             await asyncio.sleep(0.1)
-        assert bus._nc is not None and bus._nc.is_closed
+        assert bus._nc.is_connected
     finally:
         await bus.close()
-        await plain.stop()
         await tls_server.stop()
 
 
