@@ -2041,3 +2041,8 @@ def test_road_users_the_dsl_cannot_hold_are_named_in_the_notes(extractor: Offlin
         "front of V1 struck the back of V2.",
     )
     assert len(lane.actors) == 2 and not any("not a vehicle" in n or "one vehicle" in n for n in lane.notes), lane.notes
+    # ... while a road user who was there still is one, however the sentence goes on.
+    for there in ("A pedestrian crossing against the signal was struck by V1.", "No one saw the cyclist until V1 hit.",
+                  "V1 struck a jogger present in the crosswalk."):  # fmt: skip
+        scenario = extract(extractor, f"V1 was traveling east on a two-lane road in daylight. {there}")
+        assert any("not a vehicle" in n for n in scenario.notes), (there, scenario.notes)

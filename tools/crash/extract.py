@@ -664,19 +664,22 @@ _NON_MOTORIST = re.compile(
     r"(?<!\bno )(?<!\bmotor )(?<!\bmotor-)"
     r"\b(?:pedestrians?|pedal ?cyclists?|bicyclists?|cyclists?|bicycles?|bikes?|joggers?|persons? walking|"
     r"people walking|wheelchairs?)\b"
-    r"(?![\s/-]+(?:or\s+\w+\s+)?(?:(?:pedestrian|bicycle|bike)[\s/-]+)?(?:lanes?|paths?|signals?|crossings?(?!\s+(?:the|a|an|in|at)\b)|"
+    r"(?![\s/-]+(?:or\s+\w+\s+)?(?:(?:pedestrian|bicycle|bike)[\s/-]+)?(?:lanes?|paths?|signals?|"
+    r"crossings?(?:\s*(?:[.,;:]|$)|\s+(?:at|signs?|signals?|lights?)\b)|"
     r"crosswalks?|signs?|routes?|racks?|refuge|islands?|bridges?|walkways?|traffic|overpass|underpass|facilit|"
-    r"present|mounted|carrier))",
+    r"mounted|carrier))",
     re.IGNORECASE,
 )
 
-_DENIED = re.compile(r"\bno\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)  # "no pedestrians or cyclists": none there
+# Said not to be there: "no pedestrians", "no pedestrians or cyclists" ("no warning before the pedestrian" is there).
+_NONE_THERE = re.compile(r"\bno\s+(?:[\w-]+\s+(?:or|and|nor)\s+)?$", re.IGNORECASE)
 
 
 def _non_motorist(text: str) -> re.Match[str] | None:
     """The first road user the DSL cannot hold that the report says was there."""
     return next(
-        (m for m in _NON_MOTORIST.finditer(text) if not _DENIED.search(text[max(0, m.start() - 40) : m.start()])), None
+        (m for m in _NON_MOTORIST.finditer(text) if not _NONE_THERE.search(text[max(0, m.start() - 40) : m.start()])),
+        None,
     )
 
 
