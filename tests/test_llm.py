@@ -194,7 +194,8 @@ async def test_models_without_structured_output_answer_in_json_text(
         await LLMRuleParser(
             model_client=wrong, label="anthropic:x", ontology=ontology, tool_context=tool_context
         ).parse(rule(FOG))
-    judge = ReplayChatCompletionClient(['Answers: {"answers": ["yes", "no", "yes"]}'], model_info=text_only)  # type: ignore[arg-type]
+    # Prose with braces of its own around the answer, and answers in capitals, are read as the answer they hold.
+    judge = ReplayChatCompletionClient(['For {rule}: {"answers": ["Yes", "no", "YES"]}'], model_info=text_only)  # type: ignore[arg-type]
     validator = LLMSelfCheckValidator(model_client=judge, label="anthropic:judge", offline=tool_context.validator)
     (verdict,) = await validator.validate(rule(FOG), [cand])
     assert [c.detail for c in verdict.checks if c.check.startswith("model:")] == ["1/1 yes", "0/1 yes", "1/1 yes"]

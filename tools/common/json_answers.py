@@ -44,13 +44,22 @@ def answer_problems(exc: ValidationError) -> list[str]:
 
 
 def parse_json_answer(text: str, answer_type: type[Answer]) -> tuple[Answer | None, list[str]]:
-    """The answer in a model's text (the first fenced block, or the outermost braces), or None and why not."""
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    body = fenced.group(1) if fenced else text
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        return None, ["the answer holds no JSON object"]
-    try:
-        return answer_type.model_validate_json(body[start : end + 1]), []
-    except ValidationError as exc:
-        return None, answer_problems(exc)
+    """The answer in a model's text: the first JSON object in it (a fenced block first) that fits ``answer_type``,
+    whatever prose or other braces surround it; or None and what was wrong with the first object found."""
+    fenced = re.findall(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    decoder = json.JSONDecoder()
+    first_problems: list[str] | None = None
+    for body in [*fenced, text]:
+        for start in (m.start() for m in re.finditer(r"\{", body)):
+            try:
+                value, _ = decoder.raw_decode(body, start)
+            except ValueError:
+                continue
+            if not isinstance(value, dict):
+                continue
+            try:
+                return answer_type.model_validate(value), []
+            except ValidationError as exc:
+                if first_problems is None:
+                    first_problems = answer_problems(exc)
+    return None, first_problems if first_problems is not None else ["the answer holds no JSON object"]

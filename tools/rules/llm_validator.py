@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from tools.common.conversation import record_autogen
 from tools.common.json_answers import json_answer_instructions, parse_json_answer, uses_structured_output
@@ -28,6 +28,11 @@ class SelfCheckAnswers(BaseModel):
     """The model's answers to the three questions, in order."""
 
     answers: list[Literal["yes", "no"]] = Field(min_length=3, max_length=3)
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:  # ("Yes", " no ": the answer, not its spelling)
+        return [v.strip().lower() if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
 
 
 class LLMSelfCheckValidator:
