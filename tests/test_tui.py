@@ -171,3 +171,16 @@ async def test_tui_without_its_bus_leaves_with_the_reason_and_a_bus_gone_later_c
             assert app.is_running and app.query_one("#rule", Input).value.startswith("In dense fog")
     finally:
         await server.stop()
+
+
+async def test_the_console_says_why_its_queues_stay_empty_on_another_namespace_s_streams(
+    bus: Bus, nats_url: str
+) -> None:
+    """A console whose namespace folds onto a running deployment's (stream names ignore letter case) is refused those
+    streams, and says so once instead of showing empty panes without a word."""
+    app = DrivemtApp(Bus(url=nats_url, subjects=Subjects(bus.subjects.namespace.upper()), name="test-tui-other"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app._refused_streams)
+        await pilot.pause(0.3)
+        said = [n.message for n in app._notifications]
+        assert sum("belongs to namespace" in m for m in said) == 1, said

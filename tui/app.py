@@ -149,6 +149,7 @@ class DrivemtApp(App[None]):
         self._sub: Subscription | None = None
         self._owns_bus = False
         self._last_connection = "connected"
+        self._refused_streams = False  # (told once that the streams are another namespace's)
         self._conversation = ConversationPane()
         self._violations = ViolationsPane(artifacts_root)
         self._agents = AgentsPane()
@@ -284,11 +285,17 @@ class DrivemtApp(App[None]):
     @work(exclusive=True, group="ops")
     async def poll_ops(self) -> None:
         """Work queues and dead letters, from the streams (every few seconds)."""
+        from bus import BusError
         from runners.clients.ops import collect_status, list_deadletters
 
         try:
             status = await collect_status(self.bus)
             deadletters = await list_deadletters(self.bus, limit=200, newest=True)  # (new ones must show)
+        except BusError as exc:  # (another namespace's streams: say why the panes stay empty, once)
+            if "belongs to namespace" in str(exc) and not self._refused_streams:
+                self._refused_streams = True
+                self.notify(str(exc), title="work queues not shown", severity="error", timeout=30)
+            return
         except Exception:  # the bus is down: the connection line says so
             return
         if not self.is_running or not self.screen.query("#queues"):  # closing, or another screen on top
