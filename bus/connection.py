@@ -167,6 +167,14 @@ def _tls_required(nc: NATSClient) -> bool:
 _NO_TLS = "the server does not require TLS, so nothing is sent to it (it would go in plain text)"
 
 
+def _no_tls_reason() -> str:
+    """Why a server that does not require TLS is refused when TLS was asked for, and what to do."""
+    return (
+        f"TLS was asked for (a tls:// URL or bus.auth TLS files) but {_NO_TLS}; make the server require TLS "
+        "(it may only offer it, with allow_non_tls), or use nats:// without TLS files"
+    )
+
+
 def _refuse_plain_text(nc: NATSClient) -> None:
     """Make the client refuse, before its CONNECT (credentials) or anything queued is written, a server that does not
     require TLS: nats-py upgrades to TLS only when the server asks, at the first connection and at every reconnect
@@ -187,10 +195,7 @@ def _refuse_plain_text(nc: NATSClient) -> None:
 def _refused(exc: BaseException) -> str | None:
     """Why a first connection cannot succeed by retrying (credentials or TLS refused), else ``None``."""
     if _NO_TLS in str(exc):
-        return (
-            f"TLS was asked for (a tls:// URL or bus.auth TLS files) but {_NO_TLS}; make the server require TLS "
-            "(it may only offer it, with allow_non_tls), or use nats:// without TLS files"
-        )
+        return _no_tls_reason()
     if isinstance(exc, ssl.SSLError):
         return f"TLS failed: {exc}; check tls:// in the URL and bus.auth.tls_ca_file / tls_cert_file"
     text = str(exc).lower()
@@ -335,17 +340,10 @@ class Bus:
                 reason = _refused(exc) or str(exc) or type(exc).__name__
             where = redact_url(", ".join(self.servers))
             raise BusError(f"cannot connect to NATS at {where}: {redact_url(reason)}") from exc
-        # nats-py upgrades to TLS only when the server requires it: a tls:// URL or TLS files given against a server
-        # that does not would talk in plain text without a word.
-        if wants_tls and not _tls_required(nc):
+        if wants_tls and not _tls_required(nc):  # (_refuse_plain_text stops this first; kept should nats-py change)
             with contextlib.suppress(Exception):
                 await nc.close()
-            raise BusError(
-                f"cannot connect to NATS at {redact_url(', '.join(self.servers))}: TLS was "
-                "asked for (a tls:// URL or bus.auth TLS files) but the server does not require TLS (it may offer it, "
-                "with allow_non_tls), so the connection would not be encrypted; make the server require TLS, or use "
-                "nats:// without TLS files"
-            )
+            raise BusError(f"cannot connect to NATS at {redact_url(', '.join(self.servers))}: {_no_tls_reason()}")
         self._nc = nc
         self._js = self._nc.jetstream(timeout=10.0)
 
