@@ -376,3 +376,24 @@ def test_crash_extract_in_safe_format_names_files_not_from_this_run(tmp_path: Pa
     assert (out / "119839.yaml").is_file()
     said = " ".join(result.output.split())
     assert "1 other .yaml file(s)" in said and "old-case.yaml" in said, said
+
+
+def test_eval_crashes_json_says_who_extracted_the_scored_scenarios(tmp_path: Path) -> None:
+    """With a configured model whose answers fell back to the offline rules, `eval crashes --json` counts the scored
+    scenarios by extractor (the figures were the rules' while nothing in the JSON said so)."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+    from tests.openai_stub import StubAnswer, openai_stub
+
+    with openai_stub(StubAnswer("unavailable", status=500)) as stub:
+        model = {"provider": "openai", "model": "local", "base_url": stub.base_url, "max_retries": 0}
+        cfg = tmp_path / "drivemt.yaml"
+        info = {"vision": False, "function_calling": True, "json_output": True, "structured_output": True,
+                "family": "unknown"}  # fmt: skip
+        cfg.write_text(yaml.safe_dump({"llm": {"crash_extractor": model | {"model_info": info}}}))
+        result = CliRunner().invoke(app, ["eval", "crashes", str(FIXTURES / "crashes"), "--json", "-c", str(cfg)])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["extracted_by"] == {"offline:crash-rules": figures["n"]}, figures

@@ -223,7 +223,21 @@ def eval_crashes(
             cases=[score_safe(constant, gold, case_id=cid) for cid, gold in golds.items()]
         )
     if json_out:
-        print(json.dumps({**report.as_dict(), **{k: v.as_dict() for k, v in rows.items() if k != "drivemt"}}))
+        from collections import Counter
+
+        # Who extracted the scored scenarios (the offline rules stand in for a model that failed): the figures are theirs.
+        extracted_by = Counter(
+            name for case_id, scenario, _, name in results if scenario is not None and case_id in golds
+        )
+        print(
+            json.dumps(
+                {
+                    **report.as_dict(),
+                    "extracted_by": dict(extracted_by),
+                    **{k: v.as_dict() for k, v in rows.items() if k != "drivemt"},
+                }
+            )
+        )
         return
     table = Table(
         title=f"{directory.name}: {report.n} cases ({_extracted_by(results, extractor)})", title_justify="left"
