@@ -334,6 +334,28 @@ def test_batch_totals_count_what_could_be_reproduced_and_each_case_s_own_runs() 
     assert not cases[2].reproducible and cases[0].reproducible
 
 
+def test_a_batch_s_runs_are_loaded_in_plan_order_as_the_judge_numbers_them(tmp_path: Path) -> None:
+    """Runs come back in plan order (the scenario's actors in turn, policies as given, variants), so a report drawn
+    before a case's verdict counts its runs as the verdict will (they were sorted by name: idm before ppo)."""
+    from tools.common.artifacts import LocalArtifactStore, RunLayout
+    from tools.crash.models import RunRecord
+    from tools.crash.report import batch_totals, load_batch
+
+    store = LocalArtifactStore(tmp_path)
+    case_ref = RunLayout.crash_case("b2", "c1")
+    scenario = {"actors": [{"id": "V2"}, {"id": "V1"}]}
+    store.put(
+        RunLayout.case_file(case_ref), json.dumps({"scenario": scenario, "simulate": {"policies": ["ppo", "idm"]}})
+    )
+    for ego, policy, hit in (("V1", "idm", False), ("V1", "ppo", True), ("V2", "idm", False), ("V2", "ppo", False)):
+        spec = RunSpec(case_id="c1", ego_id=ego, policy=policy)
+        record = RunRecord(spec=spec, simulator="test", ego_collided=hit)
+        store.put(f"{case_ref}/{spec.run_id}.json", record.model_dump_json())
+    (case,) = load_batch(store, "b2")
+    assert [r.spec.run_id for r in case.runs] == ["V2-ppo-v0", "V2-idm-v0", "V1-ppo-v0", "V1-idm-v0"]
+    assert batch_totals([case])["nth_violation"] == [3.0, None, None]
+
+
 def test_a_sketch_that_is_no_picture_is_named_not_shown_broken(tmp_path: Path) -> None:
     """The report shows a case's sketch beside its summary; a sketch file that does not decode is named with the reason
     instead of a broken image (it was copied and linked as it was)."""

@@ -67,7 +67,7 @@ class CaseResult:
 
     def runs_sorted(self) -> list[RunRecord]:
         """Reproducing runs first, then violations, then the rest, each in plan order."""
-        return sorted(self.runs, key=lambda r: (not r.reproduced, not r.ego_collided, r.spec.ego_id, r.spec.variant))
+        return sorted(self.runs, key=lambda r: (not r.reproduced, not r.ego_collided))  # (stable: the runs are in it)
 
     def per_ego(self) -> list[tuple[str, str, int, int, int]]:
         """(ego, policy, runs, reproduced, violations) per ego and policy."""
@@ -78,6 +78,25 @@ class CaseResult:
             c[1] += int(r.reproduced)
             c[2] += int(r.ego_collided)
         return [(e, p, *c) for (e, p), c in sorted(rows.items())]  # type: ignore[misc]
+
+
+def _plan_order(case: dict[str, Any]) -> Any:
+    """Sort key of a case's runs in plan order, as the Judge numbers them (:func:`tools.crash.runs.plan_runs`): the
+    scenario's actors in turn, each policy as given, then the variants; names sort what the case does not say."""
+    actors = [a.get("id") for a in (case.get("scenario") or {}).get("actors") or []]
+    policies = list(((case.get("simulate") or {}).get("policies")) or [])
+
+    def key(r: RunRecord) -> tuple[int, str, int, str, int]:
+        e, p = r.spec.ego_id, r.spec.policy
+        return (
+            actors.index(e) if e in actors else len(actors),
+            e,
+            policies.index(p) if p in policies else len(policies),
+            p,
+            r.spec.variant,
+        )
+
+    return key
 
 
 def load_batch(store: ArtifactStore, batch_id: str) -> list[CaseResult]:
@@ -103,7 +122,7 @@ def load_batch(store: ArtifactStore, batch_id: str) -> list[CaseResult]:
                     res.runs.append(RunRecord.model_validate_json(store.get(ref)))
                 except ValueError:
                     continue
-        res.runs.sort(key=lambda r: (r.spec.ego_id, r.spec.policy, r.spec.variant))
+        res.runs.sort(key=_plan_order(res.case))
         out.append(res)
     return out
 
