@@ -24,6 +24,9 @@ from bus import (
     encode_event,
 )
 from bus.events import DeadLetterPayload, ProgressPayload, RulesSubmittedPayload
+from memory import MiniLMEmbedder
+from runners.config import DrivemtConfig
+from runners.host.daemon import Daemon
 from tests.helpers import Recorder
 from tools.errors import BadInputError
 from tools.rules.models import TrafficRule
@@ -537,3 +540,36 @@ async def test_status_shows_an_agent_that_stopped_as_stopped_not_stopping(bus: B
     agents = {a["instance"]: a for a in (await collect_status(bus))["agents"]}
     assert (agents["gone"]["status"], agents["gone"]["stale"]) == ("stopped", False)
     assert (agents["dead"]["status"], agents["dead"]["stale"]) == ("ready", True)
+
+
+async def test_an_interrupted_daemon_hands_work_back_at_once(
+    config: DrivemtConfig, embedder: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C of an in-process command cancels its task: the daemon then stops its agents with no grace (work in
+    flight is handed back for redelivery), instead of finishing it for shutdown_grace_s only to throw it away; a stop
+    that was asked for keeps the grace."""
+    graces: list[float] = []
+    stop = AgentRunner.stop
+
+    async def recorded(self: AgentRunner, *, grace_s: float = 10.0) -> None:
+        graces.append(grace_s)
+        await stop(self, grace_s=grace_s)
+
+    monkeypatch.setattr(AgentRunner, "stop", recorded)
+    started = asyncio.Event()
+
+    async def command() -> None:
+        async with Daemon(config, embedder=embedder, only=["m_agent"]):
+            started.set()
+            await asyncio.sleep(3600)
+
+    task = asyncio.create_task(command())
+    await asyncio.wait_for(started.wait(), timeout=60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert graces and set(graces) == {0.0}, graces
+    graces.clear()
+    async with Daemon(config, embedder=embedder, only=["m_agent"]):
+        pass
+    assert graces and set(graces) == {config.shutdown_grace_s}, graces

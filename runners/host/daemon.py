@@ -399,11 +399,16 @@ class Daemon:
         self._stop.set()
         log.info("stopping: finishing in-flight work", signal=sig.name, grace_s=self.config.shutdown_grace_s)
 
-    async def stop(self) -> None:
+    async def stop(self, *, grace_s: float | None = None) -> None:
         """Finish or hand back in-flight work, then close everything this daemon owns.
 
         Each step runs whatever the one before it met (a bus that is gone, a store that fails to close): the server
-        this daemon owns is stopped and its state file removed in any case."""
+        this daemon owns is stopped and its state file removed in any case.
+
+        Args:
+            grace_s: How long in-flight work may take to finish before it is handed back (``shutdown_grace_s`` when
+                not given).
+        """
         if self._watch_task is not None:  # (first: it must not start again the server stopped below)
             self._watch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -414,7 +419,8 @@ class Daemon:
                 await service.stop()
         self._services.clear()
         runners, self.runners = self.runners, []
-        await asyncio.gather(*(r.stop(grace_s=self.config.shutdown_grace_s) for r in runners), return_exceptions=True)
+        grace = self.config.shutdown_grace_s if grace_s is None else grace_s
+        await asyncio.gather(*(r.stop(grace_s=grace) for r in runners), return_exceptions=True)
         steps: list[tuple[str, Callable[[], Awaitable[object]]]] = []
         if self._objects is not None:
             objects, self._objects = self._objects, None
@@ -452,4 +458,7 @@ class Daemon:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.stop()
+        # Interrupted (Ctrl-C of an in-process command cancels its task): work in flight is handed back at once,
+        # not finished for shutdown_grace_s only to be thrown away.
+        interrupted = exc_type is not None and issubclass(exc_type, asyncio.CancelledError | KeyboardInterrupt)
+        await self.stop(grace_s=0.0 if interrupted else None)
