@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import sysconfig
 import time
 from collections.abc import Callable
@@ -116,6 +118,16 @@ def stop_pid(pid: int, *, timeout: float = 10.0) -> bool:
     return True
 
 
+def _die_with_parent() -> Callable[[], object]:
+    """What the child runs before the server: have the kernel kill it when the process that started it ends
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``). Looked up here, in the parent: the child only calls it, taking no lock
+    another thread of the parent might have held when it forked."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    return functools.partial(ctypes.CDLL(None, use_errno=True).prctl, pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
 class EmbeddedNatsServer:
     """A nats-server child process with JetStream file storage.
 
@@ -129,6 +141,9 @@ class EmbeddedNatsServer:
         max_payload: Largest message in bytes (rule batches and image references fit well inside).
         extra_config: nats-server configuration text appended to the file drivemt writes (``authorization``,
             ``tls`` blocks and the like); the listening address stays ``host``, since command-line flags win.
+        die_with_parent: End the server when the process that started it ends, however it ends (Linux): for the
+            private server of one command, which nothing adopts later. A daemon's server outlives a crash of its
+            daemon on purpose, so that the next daemon adopts it.
     """
 
     def __init__(
@@ -142,7 +157,9 @@ class EmbeddedNatsServer:
         start_timeout: float = 10.0,
         max_payload: int = 8 * 1024 * 1024,
         extra_config: str = "",
+        die_with_parent: bool = False,
     ) -> None:
+        self.die_with_parent = die_with_parent
         self.max_payload = max_payload
         self.extra_config = extra_config
         self.store_dir = Path(store_dir)
@@ -205,7 +222,11 @@ class EmbeddedNatsServer:
         ]
         log.debug("starting nats-server", args=args)
         self._proc = subprocess.Popen(  # noqa: ASYNC220 - starting a child process does not block
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            args,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=_die_with_parent() if self.die_with_parent and sys.platform == "linux" else None,
         )
         ports_file = ports_dir / f"{binary.name}_{self._proc.pid}.ports"
         try:

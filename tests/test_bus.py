@@ -65,6 +65,59 @@ async def test_a_start_cancelled_part_way_leaves_no_server_running(tmp_path: Pat
     assert not pid_alive(pid) and server.pid is None
 
 
+def test_a_command_s_private_server_ends_with_the_command_however_it_ends(tmp_path: Path) -> None:
+    """A server started with die_with_parent (an in-process command's private one) is ended by the kernel when its
+    process is killed with SIGKILL (it ran on, orphaned); the in-process commands' private daemon asks for it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    script = tmp_path / "start.py"
+    script.write_text(
+        "import asyncio, sys, time\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "from bus import EmbeddedNatsServer\n"
+        "async def main():\n"
+        f"    s = EmbeddedNatsServer(store_dir=__import__('pathlib').Path({str(tmp_path / 'js')!r}), die_with_parent=True)\n"
+        "    await s.start()\n"
+        "    print('PID', s.pid, flush=True)\n"
+        "    time.sleep(600)\n"
+        "asyncio.run(main())\n"
+    )
+    command = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert command.stdout is not None
+        line = ""
+        while not line.startswith("PID "):  # (the log goes to stdout too)
+            line = command.stdout.readline()
+            assert line, "the command ended before its server started"
+        server_pid = int(line.split()[1])
+        assert psutil.pid_exists(server_pid)
+        os.kill(command.pid, signal.SIGKILL)
+        command.wait(10)
+        deadline = time.monotonic() + 10
+        while psutil.pid_exists(server_pid) and psutil.Process(server_pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "the private server outlived its command"
+            time.sleep(0.1)
+    finally:
+        command.kill()
+
+
+async def test_the_in_process_commands_private_server_asks_to_die_with_them() -> None:
+    """The private daemon of rules extract, crash run and the demo starts its server with die_with_parent; a daemon
+    with a state file does not (its server is adopted after a crash)."""
+    from runners.config import load_config
+    from runners.host.inprocess import private_daemon
+    from tests.test_security import StubEmbedder
+
+    async with private_daemon(load_config(), embedder=StubEmbedder(), only=[]) as daemon:
+        assert daemon.server is not None and daemon.server.die_with_parent
+
+
 async def test_a_client_waiting_on_a_bus_that_is_gone_stops_waiting_with_the_reason(tmp_path: Path) -> None:
     """`submit --wait` whose daemon (and bus) stopped: after lost_after_s without a connection the wait ends with a
     BusError saying so, instead of waiting out the whole timeout (600 s by default)."""

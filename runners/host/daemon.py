@@ -352,7 +352,10 @@ class Daemon:
     def _embedded(self, port: int) -> EmbeddedNatsServer:
         cfg = self.config
         self.server = EmbeddedNatsServer(
-            store_dir=cfg.jetstream_dir, log_file=cfg.data_dir / "nats-server.log", port=port
+            store_dir=cfg.jetstream_dir,
+            log_file=cfg.data_dir / "nats-server.log",
+            port=port,
+            die_with_parent=not self._write_state,  # (a command's private server: nothing would ever adopt it)
         )
         return self.server
 
