@@ -690,6 +690,14 @@ def test_a_plural_set_apart_from_a_road_word_modifies_no_road(parser: OntologyGr
     assert "bus stopping" in {m.term.normalised for m in stopped.road_types}, stopped.road_types
 
 
+def test_a_car_length_is_a_distance_not_a_vehicle(parser: OntologyGroundedParser) -> None:
+    """ "One car length back" measures where to stop; the road user of the rule is the one it names."""
+    rule_text = "Stop about one car length back from the crossing and wait for anyone on foot to get across."
+    analysis = parser.analyse(rule(rule_text, region="california"))
+    assert "car" not in {m.surface.lower() for m in analysis.manipulations}, analysis.manipulations
+    assert parser.parse(rule(rule_text, region="california"))[0].mr.manipulation == "a pedestrian"
+
+
 def test_phrases_match_across_hyphenation() -> None:
     """A phrase written with spaces finds its hyphenated spelling and the other way round; a phrase written in the
     other spelling keeps its own target."""
