@@ -36,7 +36,7 @@ from _figures import Figure, add_figures_arg, write_figures  # noqa: E402  # ben
 
 from tools.crash.extract import OfflineCrashExtractor  # noqa: E402
 from tools.crash.files import find_cases, read_case  # noqa: E402
-from tools.crash.models import Scenario, SimSettings, first_vehicle_collision  # noqa: E402
+from tools.crash.models import Scenario, SimSettings  # noqa: E402
 from tools.crash.runs import plan_runs  # noqa: E402
 
 DEFAULT_DIR = ROOT.parent / "shared" / "data" / "crashes" / "dev"
@@ -66,7 +66,7 @@ def _run_case(scenario_json: str, settings_json: str, out_dir: str | None) -> di
         except Exception as exc:  # a case the simulator refuses: report it, keep going
             error = f"{type(exc).__name__}: {exc}"
             break
-        first = first_vehicle_collision([c for c in record.collisions if c.involves(spec.ego_id)])  # (the ego's)
+        first = record.ego_first_vehicle_collision
         timings = _SIM.last_timings
         runs.append(
             {

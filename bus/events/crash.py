@@ -8,15 +8,7 @@ from pydantic import BaseModel, Field
 
 from bus.envelope import Event, registry
 from tools.common.models import Provenance
-from tools.crash.models import (
-    CaseVerdict,
-    RunRecord,
-    RunSpec,
-    Scenario,
-    SimOptions,
-    SimSettings,
-    first_vehicle_collision,
-)
+from tools.crash.models import CaseVerdict, RunRecord, RunSpec, Scenario, SimOptions, SimSettings
 
 __all__ = [
     "CrashSubmitted",
@@ -151,7 +143,7 @@ class SimCompleted(Event):
     def describe(self) -> str:
         p = self.payload
         r = p.record
-        first = first_vehicle_collision([c for c in r.collisions if c.involves(r.spec.ego_id)])
+        first = r.ego_first_vehicle_collision
         hit = (
             f"the ego's first collision {first.a}-{first.b} at {first.t:.1f} s" if first else "the ego in no collision"
         )

@@ -43,6 +43,7 @@ __all__ = [
     "SimOptions",
     "SimSettings",
     "coarse_class",
+    "ego_first_vehicle_collision",
     "first_vehicle_collision",
     "is_vehicle",
 ]
@@ -371,6 +372,11 @@ def first_vehicle_collision(collisions: list[SimCollision]) -> SimCollision | No
     )
 
 
+def ego_first_vehicle_collision(collisions: list[SimCollision], ego_id: str) -> SimCollision | None:
+    """The ego's earliest collision with another vehicle: what decides whether a run reproduced the crash."""
+    return first_vehicle_collision([c for c in collisions if c.involves(ego_id)])
+
+
 class SimCollision(_RunModel):
     """Two actors (or an actor and the road side) touched."""
 
@@ -422,6 +428,11 @@ class RunRecord(_RunModel):
     def first_vehicle_collision(self) -> SimCollision | None:
         """The earliest collision between two vehicles."""
         return first_vehicle_collision(self.collisions)
+
+    @property
+    def ego_first_vehicle_collision(self) -> SimCollision | None:
+        """The ego's earliest collision with another vehicle (see :func:`ego_first_vehicle_collision`)."""
+        return ego_first_vehicle_collision(self.collisions, self.spec.ego_id)
 
 
 class RunSummary(_RunModel):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tools.crash.models import CaseVerdict, RunSummary, SimCollision, first_vehicle_collision
+from tools.crash.models import CaseVerdict, RunSummary, SimCollision, ego_first_vehicle_collision
 
 __all__ = ["RunOutcome", "case_verdict", "run_outcome"]
 
@@ -42,7 +42,7 @@ def run_outcome(
         reported_pairs: The collisions the crash report names (the scenario's ``collisions``).
         ego_id: The actor the ego policy drove.
     """
-    first = first_vehicle_collision([c for c in collisions if c.involves(ego_id)])
+    first = ego_first_vehicle_collision(list(collisions), ego_id)
     pairs = {frozenset(p) for p in reported_pairs}
     if first is None:
         reproduced = False

@@ -38,7 +38,7 @@ from runners.simulators.beamng.scenario import (
     write_scenario_files,
 )
 from runners.simulators.beamng.settings import BeamNGSettings
-from tools.crash.models import Pose, RunRecord, RunSpec, Scenario, SimSettings, first_vehicle_collision
+from tools.crash.models import Pose, RunRecord, RunSpec, Scenario, SimSettings, ego_first_vehicle_collision
 from tools.crash.verdict import run_outcome
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ class BeamNGSimulator:
             if (
                 monitor.update(t, samples)
                 and end == plan.duration_s
-                and first_vehicle_collision([c for c in monitor.collisions if c.involves(plan.ego_id)]) is not None
+                and ego_first_vehicle_collision(monitor.collisions, plan.ego_id) is not None
             ):  # the ego's first collision with another vehicle decides the reproduction: the run ends a while after
                 end = min(end, t + sim.stop_after_first_collision_s)
         wall = time.perf_counter() - started
