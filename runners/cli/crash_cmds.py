@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
+from collections.abc import Container
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -95,12 +97,21 @@ def _extract_all(path: Path, config: Path | None = None) -> tuple[list[tuple[str
     return out, llm.name if llm is not None else OFFLINE_CRASH_EXTRACTOR
 
 
+def _extractor_counts(
+    results: list[tuple[str, Any, str | None, str | None]], cases: Container[str] | None = None
+) -> Counter[str]:
+    """How many scenarios each extractor produced (of ``cases`` only, when given)."""
+    return Counter(
+        name
+        for case_id, scenario, _, name in results
+        if scenario is not None and name and (cases is None or case_id in cases)
+    )
+
+
 def _extracted_by(results: list[tuple[str, Any, str | None, str | None]], configured: str) -> str:
     """Who extracted the scenarios: the configured extractor's name, or how many each extractor did when the offline
     rules stood in for a model whose answer was unusable."""
-    from collections import Counter
-
-    counts = Counter(name for _, scenario, _, name in results if scenario is not None and name)
+    counts = _extractor_counts(results)
     if set(counts) <= {configured}:
         return configured
     return ", ".join(
@@ -223,12 +234,8 @@ def eval_crashes(
             cases=[score_safe(constant, gold, case_id=cid) for cid, gold in golds.items()]
         )
     if json_out:
-        from collections import Counter
-
         # Who extracted the scored scenarios (the offline rules stand in for a model that failed): the figures are theirs.
-        extracted_by = Counter(
-            name for case_id, scenario, _, name in results if scenario is not None and case_id in golds
-        )
+        extracted_by = _extractor_counts(results, golds)
         print(
             json.dumps(
                 {

@@ -139,8 +139,9 @@ def batch_totals(cases: list[CaseResult]) -> dict[str, Any]:
     """SAFE Table 5/6 figures of a batch: scenarios, runs, violations, seconds, runs to the 1st-3rd violation.
 
     ``reproduced`` counts among the ``reproducible`` scenarios (simulated: a run done, and two vehicles or more);
-    seconds per scenario is over the ``simulated`` ones; the runs needed for the 1st/2nd/3rd violation are each case's own (its runs in plan
-    order, as its verdict counts them), averaged over the cases that had that many violations (None: none had).
+    seconds per scenario is over the ``simulated`` ones; the runs needed for the 1st/2nd/3rd violation are each
+    case's own (its runs in plan order, as its verdict counts them), averaged over the cases that had that many
+    violations (None: none had).
     """
     runs = [r for c in cases for r in c.runs]
     seconds = [r.wall_seconds for r in runs if not r.error]
