@@ -20,6 +20,7 @@ from tools.errors import DrivemtError
 
 if TYPE_CHECKING:
     from bus import Bus
+    from runners.clients.discovery import DaemonState
     from tools.common.artifacts import ArtifactStore
 
 __all__ = [
@@ -150,17 +151,18 @@ def make_bus(cfg: DrivemtConfig, *, name: str, url: str | None = None) -> Bus:
     from runners.clients.discovery import find_bus_url, read_state
 
     url = url or find_bus_url(cfg)
-    namespace = cfg.namespace if cfg.nats_url else daemon_namespace(cfg)  # (the state file gave the URL: its daemon's)
     state = None if cfg.nats_url else read_state(cfg.state_file)
+    # (the state file gave the URL: its daemon's namespace)
+    namespace = cfg.namespace if cfg.nats_url else daemon_namespace(cfg, state)
     embedded = state is not None and state.nats_pid is not None  # (no credentials or TLS for the embedded server)
     return Bus(
         url=url, subjects=Subjects(namespace), name=name, settings=cfg.bus.for_embedded() if embedded else cfg.bus
     )
 
 
-def daemon_namespace(cfg: DrivemtConfig) -> str:
+def daemon_namespace(cfg: DrivemtConfig, state: DaemonState | None = None) -> str:
     """The namespace of the data dir's daemon, which a command found through its state file speaks: the one the
-    daemon recorded unless one was given (then they must agree).
+    daemon recorded unless one was given (then they must agree). ``state``: the state file, when already read.
 
     Raises:
         typer.Exit: When the given namespace is not the daemon's.
@@ -169,7 +171,7 @@ def daemon_namespace(cfg: DrivemtConfig) -> str:
     from runners.clients.discovery import read_state
 
     try:
-        return recorded(read_state(cfg.state_file), cfg.namespace, given="namespace" in cfg.model_fields_set)
+        return recorded(state or read_state(cfg.state_file), cfg.namespace, given="namespace" in cfg.model_fields_set)
     except DrivemtError as exc:
         raise fail(str(exc)) from exc
 
